@@ -1,0 +1,57 @@
+"""Shared fixtures: one warm browser pool per test session, on the session's event loop."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import pytest_asyncio
+
+
+# Two torch threads on a 2-core box ran 8x slower than one; Chromium competes for the same cores.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
+
+@pytest_asyncio.fixture(scope="session")
+async def browser_pool():
+    """A started BrowserPool shared by every browser test (launching Chromium costs ~0.5 s a browser)."""
+    from renderers import BrowserPool
+
+    pool = BrowserPool(browsers=2, pages_per_browser=2, deadline_s=15.0)
+    await pool.start()
+    yield pool
+    await pool.close()
+
+
+@pytest.fixture
+def flower_sketch() -> str:
+    """A small valid sketch inside the allowlist: five petals and a centre."""
+    return """
+async function setup() {
+  createCanvas(600, 600, WEBGL);
+  brush.scaleBrushes(3);
+  angleMode(DEGREES);
+  noLoop();
+}
+function draw() {
+  translate(-width / 2, -height / 2);
+  background("#f6f0e4");
+  brush.noStroke();
+  for (let i = 0; i < 5; i++) {
+    const a = i * 72;
+    brush.fill("#f28c6a", 200);
+    brush.fillBleed(0.25);
+    brush.fillTexture(0.4, 0.4);
+    brush.beginShape(0.6);
+    brush.vertex(300, 300);
+    brush.vertex(300 + 220 * cos(a - 25), 300 + 220 * sin(a - 25));
+    brush.vertex(300 + 240 * cos(a), 300 + 240 * sin(a));
+    brush.vertex(300 + 220 * cos(a + 25), 300 + 220 * sin(a + 25));
+    brush.endShape(true);
+  }
+  brush.fill("#b0305a", 220);
+  brush.circle(300, 300, 30, 0.3);
+}
+"""
