@@ -1,0 +1,91 @@
+"""A scripted HTTP server on 127.0.0.1: each test hands it a function from request to reply."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None  # dict/list -> JSON; str -> sent as is
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Request:
+    path: str
+    headers: dict[str, str]
+    body: Any  # parsed JSON, or the raw text when it is not JSON
+
+
+Handler = Callable[[Request], Reply]
+
+
+class LoopbackServer:
+    """Serves POSTs with `handle` until closed; records every request. Use as a context manager."""
+
+    def __init__(self, handle: Handler) -> None:
+        self.handle = handle
+        self.requests: list[Request] = []
+        owner = self
+
+        class _Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                raw = self.rfile.read(int(self.headers.get("content-length", 0))).decode()
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = raw
+                request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                owner.requests.append(request)
+                reply = owner.handle(request)
+                payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+                data = payload.encode()
+                self.send_response(reply.status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> LoopbackServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def failing_first(times: int, failure: Reply, then: Handler) -> Handler:
+    """A handler that answers `failure` to the first `times` requests, then defers to `then`."""
+    count = 0
+    lock = threading.Lock()
+
+    def handle(request: Request) -> Reply:
+        nonlocal count
+        with lock:
+            count += 1
+            failed = count <= times
+        return failure if failed else then(request)
+
+    return handle
