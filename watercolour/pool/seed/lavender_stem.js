@@ -1,0 +1,43 @@
+// A single stem of lavender.
+// A tall spike of alternating florets, darkest at the tip, on a thin sage stem.
+async function setup() {
+  createCanvas(600, 600, WEBGL);
+  brush.scaleBrushes(3);
+  angleMode(DEGREES);
+  noLoop();
+}
+
+// A stem is a long narrow taper, never a line: wide at the base, thin at the flower.
+function stem(x0, y0, x1, y1, bend, w0, w1, colour, opacity) {
+  const mx = (x0 + x1) / 2 + bend, my = (y0 + y1) / 2;
+  brush.fill(colour, opacity);
+  brush.beginShape(0.5);
+  brush.vertex(x0 - w0, y0);
+  brush.vertex(mx - (w0 + w1) / 2, my);
+  brush.vertex(x1 - w1, y1);
+  brush.vertex(x1 + w1, y1);
+  brush.vertex(mx + (w0 + w1) / 2, my);
+  brush.vertex(x0 + w0, y0);
+  brush.endShape(true);
+}
+
+// Lavender: thin stems topped by spikes of small florets, densest and darkest towards the tip.
+function spike(x, top, lean, florets, colour, dark) {
+  brush.fillBleed(0.2);
+  for (let i = 0; i < florets; i++) {
+    const t = i / (florets - 1), side = i % 2 === 0 ? -1 : 1;
+    const fx = x + lean * (1 - t) + side * (7 - 3 * t), fy = top + t * 170;
+    brush.fill(i < florets / 3 ? dark : colour, 210);
+    brush.circle(fx, fy, 20 - 9 * t, 0.6);
+  }
+}
+
+function draw() {
+  translate(-width / 2, -height / 2);
+  background("#f3f0e8");
+  brush.noStroke();
+  brush.fillBleed(0.25);
+  brush.fillTexture(0.4, 0.4);
+  stem(290, 595, 310, 210, 6, 5, 3, "#7f9a6a", 205);
+  spike(310, 60, -6, 16, "#8e76c8", "#53408e");
+}
