@@ -42,6 +42,9 @@ class GateVerdict(BaseModel):
     details: dict[str, list[str]] = Field(default_factory=dict, description="Code -> offending names or messages.")
     sketch: str | None = Field(default=None, description="The extracted sketch, None when there was none.")
     sketch_hash: str | None = None
+    counts: dict[str, int] = Field(
+        default_factory=dict, description="Call sites of beginShape, vertex, circle and fill, for shape metrics."
+    )
     render: RenderResult | None = None
 
     def summary(self) -> dict:
@@ -96,6 +99,7 @@ class RewardParts(BaseModel):
     length: float = 0.0
     aesthetic: float | None = None
     judge: float | None = None
+    aesthetic_score: AestheticScore | None = Field(default=None, description="The scorer's answer, raw value included.")
     weights: dict[str, float] = Field(default_factory=dict)
     backends: dict[str, str] = Field(default_factory=dict, description="Backend ids, offline ones named as such.")
     verdict: GateVerdict | None = None
