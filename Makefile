@@ -7,7 +7,7 @@ export OMP_NUM_THREADS ?= 1
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup run test bench lint
+.PHONY: setup run test bench lint prefect-up prefect-down
 
 setup: $(STAMPS)/chromium $(STAMPS)/python $(STAMPS)/node
 
@@ -46,3 +46,11 @@ test: setup
 
 bench: setup
 	$(VENV)/bin/python -m bench
+
+# A local Prefect server (127.0.0.1:4200, state in .prefect/), the local-process pool, the `judge` limit, the
+# deployments of prefect.yaml and a worker. Then: `prefect deployment run train/smoke`.
+prefect-up: setup
+	scripts/prefect-local.sh up
+
+prefect-down:
+	scripts/prefect-local.sh down

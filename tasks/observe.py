@@ -1,0 +1,118 @@
+"""What a person watching the Prefect UI sees of a training run: progress, each step's rewards, its best painting.
+
+`StepReporter` is an `on_scored` hook (the composite reward's and the fanned reward's), chained in front of the
+rollout store's: after each step's batch it updates the run's progress artifact, publishes a table of every
+rollout's reward and parts, a markdown card with the step's best painting and a link to the gallery, and a
+table of that step's dead letters when there are any. Artifact keys are per run, so each run's history reads
+as the versions of a few keys.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
+
+from watercolour.records import DeadLetter, RewardParts
+
+
+OnScored = Callable[[list[Any], list[Any], list[RewardParts], dict[str, Any]], None]
+
+
+def artifact_key(run_name: str, what: str) -> str:
+    """Prefect keys allow lowercase letters, digits and dashes only."""
+    return re.sub(r"[^a-z0-9-]+", "-", f"{run_name}-{what}".lower()).strip("-")
+
+
+def reward_rows(parts: list[RewardParts]) -> list[dict[str, Any]]:
+    def fixed(value: float | None) -> float | None:
+        return None if value is None else round(value, 4)
+
+    return [
+        {
+            "rollout": index,
+            "reward": fixed(part.reward),
+            "gate": part.gate,
+            "length": fixed(part.length),
+            "aesthetic": fixed(part.aesthetic),
+            "judge": fixed(part.judge),
+            "violations": ", ".join(part.verdict.violations) if part.verdict else "",
+            "dead_letter": f"{part.dead_letter.stage}: {part.dead_letter.cause}"[:200] if part.dead_letter else "",
+        }
+        for index, part in enumerate(parts)
+    ]
+
+
+def dead_letter_rows(letters: list[DeadLetter]) -> list[dict[str, Any]]:
+    return [
+        {"stage": letter.stage, "cause": letter.cause[:300], "sketch": letter.sketch_hash, "attempts": letter.attempts}
+        for letter in letters
+    ]
+
+
+class StepReporter:
+    """Publishes one step's artifacts, then hands the batch on to `then` (the rollout store)."""
+
+    def __init__(self, run_name: str, run_dir: Path, total_steps: int, then: OnScored | None = None) -> None:
+        self.run_name, self.run_dir, self.total_steps, self.then = run_name, Path(run_dir), total_steps, then
+        progress_id = create_progress_artifact(
+            0.0, key=artifact_key(run_name, "progress"), description=f"Training steps of run {run_name}"
+        )
+        assert isinstance(progress_id, UUID), "created from sync code, so not a coroutine"
+        self.progress_id = progress_id
+
+    def __call__(self, prompts: list[Any], completions: list[Any], parts: list[RewardParts], kwargs: dict) -> None:
+        state = kwargs.get("trainer_state")
+        step = (state.global_step if state is not None else 0) + 1
+        if self.then is not None:
+            self.then(prompts, completions, parts, kwargs)
+        self.report(step, parts)
+
+    def report(self, step: int, parts: list[RewardParts]) -> None:
+        create_table_artifact(
+            reward_rows(parts), key=artifact_key(self.run_name, "step-rewards"), description=f"Rewards of step {step}"
+        )
+        letters = [part.dead_letter for part in parts if part.dead_letter is not None]
+        if letters:
+            create_table_artifact(
+                dead_letter_rows(letters),
+                key=artifact_key(self.run_name, "dead-letters"),
+                description=f"Step {step}: rollouts whose reward is None after their retries",
+            )
+        create_markdown_artifact(
+            self.best_painting(step, parts),
+            key=artifact_key(self.run_name, "best-painting"),
+            description=f"Step {step}",
+        )
+        update_progress_artifact(self.progress_id, min(100.0, 100.0 * step / self.total_steps))
+
+    def best_painting(self, step: int, parts: list[RewardParts]) -> str:
+        scored = [(part.reward, index, part) for index, part in enumerate(parts) if part.reward is not None]
+        gallery = (self.run_dir / "gallery" / "index.html").resolve()
+        lines = [f"# Step {step} of {self.total_steps}", ""]
+        if not scored:
+            lines.append("No rollout of this step could be scored (see the dead letters).")
+        else:
+            reward, index, best = max(scored, key=lambda item: (item[0], -item[1]))
+            lines.append(f"Best rollout: **#{index}**, reward **{reward:.3f}**.")
+            png = best.verdict.render.png if best.verdict and best.verdict.render else None
+            if png:
+                path = self.run_dir / "artifacts" / f"step-{step:05d}-best.png"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(png)
+                lines += [
+                    "",
+                    f"![best painting of step {step}]({path.resolve().as_uri()})",
+                    f"PNG: `{path.resolve()}`",
+                ]
+        lines += ["", f"Gallery: [{gallery}]({gallery.as_uri()})"]
+        return "\n".join(lines)

@@ -1,0 +1,95 @@
+"""The GRPO run as one long Prefect task that resumes from the run's latest checkpoint.
+
+TRL's `trainer.train()` is a single loop, so a failed flow run resumes through two things: GRPO checkpoints in
+the run directory, and this task's `checkpoint` input, which names the checkpoint it starts from. A retried
+flow run therefore misses this task's cache (its checkpoint moved on) and trains on from where it stopped,
+while the tasks before it (health, pool) come back Cached.
+
+Inside, the trainer is given a `FannedReward` instead of calling the composite directly: each step's rollouts
+are mapped as Prefect tasks on the configured task runner, and `StepReporter` publishes the step's artifacts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from prefect import get_run_logger, runtime, task
+from prefect.cache_policies import DEFAULT
+
+from tasks.fanout import FannedReward, FanOutSettings, OnScored, close_reward_engine, make_task_runner
+from tasks.observe import StepReporter
+from watercolour.config import RunConfig
+from watercolour.records import RewardParts
+
+
+CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+
+
+def latest_checkpoint(run_dir: Path) -> str | None:
+    """The newest complete `checkpoints/checkpoint-N` (transformers writes trainer_state.json last); None before one.
+
+    The same rule as `watercolour.trainer.latest_checkpoint`, restated here because importing the trainer pulls in
+    TRL, which fixes trackio's directory at import: that must wait until `grpo_train` has set TRACKIO_DIR.
+    """
+    folder = Path(run_dir) / "checkpoints"
+    steps = [
+        int(match[1])
+        for entry in folder.glob("checkpoint-*")
+        if (match := CHECKPOINT.match(entry.name)) and (entry / "trainer_state.json").is_file()
+    ]
+    return f"checkpoint-{max(steps)}" if steps else None
+
+
+class InjectedFault(RuntimeError):
+    """Raised on purpose by `fail_at_step`, to rehearse a crash and its resume."""
+
+
+class FailAtStep:
+    """An on_scored hook that raises once `global_step` reaches `step`, after the batch was recorded."""
+
+    def __init__(self, step: int, then: OnScored) -> None:
+        self.step, self.then = step, then
+
+    def __call__(self, prompts: list[Any], completions: list[Any], parts: list[RewardParts], kwargs: dict) -> None:
+        self.then(prompts, completions, parts, kwargs)
+        state = kwargs.get("trainer_state")
+        if state is not None and state.global_step >= self.step:
+            raise InjectedFault(f"fail_at_step={self.step}: failing on purpose after step {state.global_step}")
+
+
+@task(persist_result=True, cache_policy=DEFAULT)
+def grpo_train(
+    config: RunConfig, run_dir: Path, checkpoint: str | None, fan_out: FanOutSettings, fail_at_step: int | None = None
+) -> dict[str, Any]:
+    """Train (on from `checkpoint` when there is one) and return where the adapter and the curves are."""
+    logger = get_run_logger()
+    run_dir = Path(run_dir)
+    # trackio reads TRACKIO_DIR when TRL first imports it: keep each run's metrics in its own directory.
+    os.environ.setdefault("TRACKIO_DIR", str((run_dir / "trackio").resolve()))
+    from watercolour import trainer as training
+
+    logger.info("training %s in %s from %s", config.name, run_dir, checkpoint or "scratch")
+    # Fault injection only on a run's first attempt, so that its retry shows the resume.
+    inject = fail_at_step if fail_at_step is not None and runtime.flow_run.run_count <= 1 else None
+
+    with make_task_runner(fan_out) as runner:
+
+        def make_reward(config: RunConfig, run_dir: Path, on_scored: OnScored | None = None) -> FannedReward:
+            hook: OnScored = StepReporter(config.name, run_dir, config.training.steps, then=on_scored)
+            if inject is not None:
+                hook = FailAtStep(inject, then=hook)
+            return FannedReward(config, run_dir, hook, runner=runner, retries=fan_out.retries)
+
+        try:
+            # Needs the trainer to build its reward through `make_reward(config, run_dir, on_scored)`.
+            written = training.train(config, resume=checkpoint is not None, echo=False, make_reward=make_reward)
+        finally:
+            close_reward_engine()
+    return {
+        **{name: str(path) for name, path in written.items()},
+        "resumed_from": checkpoint,
+        "checkpoint": latest_checkpoint(run_dir),
+    }

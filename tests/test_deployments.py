@@ -1,0 +1,172 @@
+"""The documented local setup, for real: `scripts/prefect-local.sh up` starts a Prefect server and a worker on a
+free port with a temporary PREFECT_HOME, registers prefect.yaml, and `prefect deployment run train/smoke` runs to
+Completed through the worker; a run failed on purpose is retried and trains on from its checkpoint.
+
+One server for the whole module: each start costs 15+ s on this machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+ROOT = Path(__file__).resolve().parent.parent
+PREFECT = str(ROOT / ".venv" / "bin" / "prefect")
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LocalPrefect:
+    def __init__(self, home: Path, port: int) -> None:
+        self.api = f"http://127.0.0.1:{port}/api"
+        self.env = {
+            **os.environ,
+            "PREFECT_HOME": str(home),
+            "PREFECT_LOCAL_PORT": str(port),
+            "PREFECT_API_URL": self.api,
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "HF_HUB_OFFLINE": "1",
+        }
+
+    def script(self, action: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(ROOT / "scripts" / "prefect-local.sh"), action],
+            env=self.env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=400,
+        )
+
+    def prefect(self, *args: str) -> str:
+        done = subprocess.run([PREFECT, *args], env=self.env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    def get(self, path: str) -> dict:
+        return httpx.get(self.api + path, timeout=30).raise_for_status().json()
+
+    def post(self, path: str, body: dict) -> list:
+        return httpx.post(self.api + path, json=body, timeout=30).raise_for_status().json()
+
+    def run_deployment(self, name: str, **parameters) -> str:
+        args = ["deployment", "run", name]
+        for key, value in parameters.items():
+            args += ["-p", f"{key}={json.dumps(value)}"]
+        output = self.prefect(*args)
+        match = re.search(r"UUID:\s*([0-9a-f-]{36})", output)
+        assert match, output
+        return match[1]
+
+    def wait(self, flow_run_id: str, timeout_s: float = 400) -> str:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            state = self.get(f"/flow_runs/{flow_run_id}")["state"]["type"]
+            if state in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
+                return state
+            time.sleep(2)
+        raise TimeoutError(f"flow run {flow_run_id} still {state} after {timeout_s} s")
+
+    def task_states(self, flow_run_id: str) -> dict[str, str]:
+        runs = self.post("/task_runs/filter", {"flow_runs": {"id": {"any_": [flow_run_id]}}})
+        return {run["name"]: run["state"]["name"] for run in runs}
+
+    def worker_log(self) -> str:
+        return (Path(self.env["PREFECT_HOME"]) / "worker.log").read_text()[-6000:]
+
+
+@pytest.fixture(scope="module")
+def local_prefect(tmp_path_factory):
+    prefect = LocalPrefect(tmp_path_factory.mktemp("prefect-home"), free_port())
+    started = prefect.script("up")
+    try:
+        assert started.returncode == 0, started.stdout + started.stderr
+        yield prefect
+    finally:
+        prefect.script("down")
+
+
+def test_presets_are_deployed_with_their_parameters(local_prefect):
+    for preset in ("judge-led", "hps-led", "hps-only", "smoke"):
+        deployment = local_prefect.get(f"/deployments/name/train/{preset}")
+        assert deployment["parameters"] == {"preset": preset}
+        assert deployment["work_pool_name"] == "local-process"
+    refresh = local_prefect.get("/deployments/name/pool/refresh")
+    assert refresh["schedules"][0]["schedule"]["cron"] == "0 3 * * 1"
+    assert (
+        local_prefect.get("/deployments/name/space-sleep/default")["entrypoint"] == "flows/space_sleep.py:space_sleep"
+    )
+    # prefect.yaml names no path; `prefect deploy` fills in the checkout it runs in (the script runs in the root).
+    assert str(ROOT) not in (ROOT / "prefect.yaml").read_text()
+    pull = local_prefect.get("/deployments/name/train/smoke")["pull_steps"]
+    assert pull == [{"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
+
+
+def test_judge_limit_exists(local_prefect):
+    limit = local_prefect.get("/v2/concurrency_limits/judge")
+    assert limit["limit"] >= 1
+
+
+def smoke_overrides(run_dir: Path) -> dict:
+    """A run small enough for this machine: the taught tiny policy, two steps, a checkpoint after each."""
+    from models import tiny_sketcher
+
+    return {
+        "run_dir": str(run_dir),
+        "training.model": str(tiny_sketcher()),
+        "training.steps": 2,
+        "training.save_steps": 1,
+        "training.num_generations": 2,
+        "training.gradient_accumulation_steps": 1,
+        "training.per_device_batch_size": 2,
+        "render.browsers": 1,
+    }
+
+
+@pytest.fixture(scope="module")
+def trainer_seam():
+    """The train flow hands the trainer its reward factory; skip, naming the missing piece, until it exists."""
+    import inspect
+
+    from watercolour import trainer
+    from watercolour.config import preset_names
+
+    if "smoke" not in preset_names():
+        pytest.skip("deployments/presets/smoke.yaml has not landed yet")
+    if "make_reward" not in inspect.signature(getattr(trainer, "train", lambda: None)).parameters:
+        pytest.skip("watercolour.trainer.train(config, run_dir, resume, make_reward=...) has not landed yet")
+
+
+def test_train_smoke_runs_to_completion_through_the_worker(local_prefect, trainer_seam, tmp_path):
+    flow_run = local_prefect.run_deployment("train/smoke", overrides=smoke_overrides(tmp_path))
+    assert local_prefect.wait(flow_run) == "COMPLETED", local_prefect.worker_log()
+    keys = {artifact["key"] for artifact in local_prefect.post("/artifacts/filter", {})}
+    assert {"smoke-progress", "smoke-step-rewards", "smoke-best-painting"} <= keys
+    assert (tmp_path / "curves.csv").exists()
+
+
+def test_a_failed_run_retried_resumes_from_its_checkpoint_with_finished_tasks_cached(
+    local_prefect, trainer_seam, tmp_path
+):
+    flow_run = local_prefect.run_deployment("train/smoke", overrides=smoke_overrides(tmp_path), fail_at_step=1)
+    assert local_prefect.wait(flow_run) == "FAILED"
+    assert (tmp_path / "checkpoints" / "checkpoint-1").is_dir()
+    local_prefect.prefect("flow-run", "retry", flow_run)
+    assert local_prefect.wait(flow_run) == "COMPLETED", local_prefect.worker_log()
+    states = local_prefect.task_states(flow_run)
+    assert any(name.startswith("load_reference_pool") and state == "Cached" for name, state in states.items())
+    assert (tmp_path / "checkpoints" / "checkpoint-2").is_dir()

@@ -1,0 +1,189 @@
+"""Flows under one session-scoped Prefect test harness, against real loopback services: the hub loopback, the
+scorer Space's own app with its stand-in model under uvicorn, headless Chromium, and a local Dask cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from prefect import flow
+from prefect.client.orchestration import get_client
+from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.testing.utilities import prefect_test_harness
+from servers.hub import HubLoopback
+
+from tasks.fanout import FannedReward, FanOutSettings, StepState, close_reward_engine, make_task_runner
+from tasks.observe import StepReporter
+from watercolour.config import load_config
+
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = "hf_flow_test_token"
+SPACE = "painter/watercolour-hpsv3"
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    os.environ.setdefault("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect-home")))
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("WATERCOLOUR_TEST_HUB_TOKEN", TOKEN)
+    with HubLoopback(token=TOKEN) as server:
+        yield server
+
+
+@pytest.fixture
+def scorer():
+    """The scorer Space's app with its stand-in model, under uvicorn; `scorer.kill()` takes it down mid-test."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "WATERCOLOUR_SCORER_MODEL": "standin"}
+    command = [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(port)]
+    process = subprocess.Popen(command, cwd=ROOT / "scorer_space", env=env, stderr=subprocess.DEVNULL)
+    process.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
+    for _ in range(200):
+        try:
+            if httpx.get(process.url + "/health", timeout=1).json()["loaded"]:  # type: ignore[attr-defined]
+                break
+        except httpx.TransportError:
+            time.sleep(0.1)
+    yield process
+    process.kill()
+    process.wait()
+
+
+def completion(sketch: str) -> list[dict]:
+    return [{"role": "assistant", "content": f"```javascript\n{sketch}\n```"}]
+
+
+def artifacts(key: str) -> list:
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        return client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+
+
+def test_space_sleep_flow_pauses_once_and_is_idempotent(prefect_server, hub):
+    from flows.space_sleep import space_sleep
+
+    hub.add_space(SPACE, stage="RUNNING")
+    options = dict(endpoint=hub.endpoint, token_env="WATERCOLOUR_TEST_HUB_TOKEN")
+    assert space_sleep(SPACE, **options) == "paused"
+    assert space_sleep(SPACE, **options) == "already paused"
+    assert len(hub.calls_to("/pause")) == 1
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_dead_scorer_turns_rollouts_into_dead_letters_and_the_step_goes_on(
+    prefect_server, scorer, tmp_path, flower_sketch
+):
+    config = load_config(
+        "hps-only",
+        {"aesthetic.url": scorer.url, "aesthetic.attempts": 2, "aesthetic.backoff_s": 0.1, "run_dir": str(tmp_path)},
+    )
+    config.render.browsers = 1
+    batch = [completion(flower_sketch), completion(flower_sketch.replace("#f28c6a", "#6a8cf2")), completion("no")]
+
+    @flow
+    def two_steps() -> tuple[list, list]:
+        with ThreadPoolTaskRunner(max_workers=3) as runner:
+            reward = FannedReward(config, tmp_path, StepReporter(config.name, tmp_path, 2), runner=runner, retries=1)
+            first = reward(["p"] * 3, batch, trainer_state=StepState(0))
+            scorer.kill()
+            scorer.wait()
+            second = reward(
+                ["p"] * 3, batch[:2] + [completion(flower_sketch.replace("600", "500"))], trainer_state=StepState(1)
+            )
+        return first, second
+
+    try:
+        first, second = two_steps()
+    finally:
+        close_reward_engine()
+    assert first[0] is not None and first[1] is not None and first[2] == 0.0
+    # Step 2: the two cached scores still count; the new sketch needed the dead scorer, so its reward is None.
+    assert second[:2] == first[:2] and second[2] is None
+    letters = (tmp_path / "dead_letters.jsonl").read_text().splitlines()
+    assert len(letters) == 1 and '"stage":"aesthetic"' in letters[0]
+    assert artifacts("hps-only-dead-letters") and len(artifacts("hps-only-step-rewards")) == 2
+    assert (tmp_path / "artifacts" / "step-00001-best.png").exists()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_fan_out_runs_on_a_local_dask_cluster_with_a_browser_pool_per_worker(prefect_server, tmp_path, flower_sketch):
+    config = load_config("offline", {"weights.judge": 0.0, "weights.aesthetic": 0.9, "run_dir": str(tmp_path)})
+    config.render.browsers = 1
+    sketches = [flower_sketch.replace("#f28c6a", colour) for colour in ("#f28c6a", "#6a8cf2", "#8cf26a")]
+    batch = [completion(s) for s in sketches] + [completion("I cannot paint.")]
+
+    @flow
+    def one_step() -> tuple[list, dict]:
+        with make_task_runner(FanOutSettings(engine="dask", dask_workers=2)) as runner:
+            rewards = FannedReward(config, tmp_path, runner=runner)(["p"] * 4, batch, trainer_state=StepState(0))
+            engines = runner.client.run(lambda: __import__("tasks.fanout").fanout._engine is not None)
+        return rewards, engines
+
+    rewards, engines = one_step()
+    assert all(r is not None and r > 0.05 for r in rewards[:3]) and rewards[3] == 0.0
+    assert len(engines) == 2
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_pool_refresh_reports_moved_pixels_and_verdicts(prefect_server, tmp_path):
+    from flows.pool import refresh_pool
+    from watercolour.reference_pool import BUNDLED_POOL
+
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    for name in ("blue_anemone", "orange_poppy"):
+        shutil.copy(BUNDLED_POOL / f"{name}.js", seed)
+        shutil.copy(BUNDLED_POOL / f"{name}.png", seed)
+    # A changed sketch against its old picture: the refresh must see the pixels move.
+    poppy = seed / "orange_poppy.js"
+    poppy.write_text(poppy.read_text().replace('"#ee8a28"', '"#2040c0"').replace('"#f39a2e"', '"#2040c0"'))
+    rows = {row["sketch"]: row for row in refresh_pool(str(seed), str(tmp_path / "report.json"))}
+    assert rows["blue_anemone"]["passed"] and rows["blue_anemone"]["moved_pixels"] < 0.01
+    assert rows["orange_poppy"]["moved_pixels"] > 0.01
+    assert (tmp_path / "report.json").exists() and artifacts("pool-refresh")
+
+
+def test_a_failing_train_run_still_puts_its_space_to_sleep(prefect_server, hub, scorer, tmp_path):
+    from flows.train import train
+    from tasks.space import SpaceSettings
+
+    hub.add_space(SPACE, stage="PAUSED")
+    space = SpaceSettings(
+        repo_id=SPACE, endpoint=hub.endpoint, token_env="WATERCOLOUR_TEST_HUB_TOKEN", poll_s=0.05, idle_s=600
+    )
+    # The scorer wakes and loads, then the run fails on a pool that is not there.
+    overrides = {"aesthetic.url": scorer.url, "run_dir": str(tmp_path), "pool_dir": str(tmp_path / "no-pool")}
+    state = train("hps-only", overrides, space=space, return_state=True)
+    assert state.is_failed()
+    assert [t[1:] for t in hub.transitions] == [
+        ("PAUSED", "BUILDING"),
+        ("BUILDING", "APP_STARTING"),
+        ("APP_STARTING", "RUNNING"),
+        ("RUNNING", "PAUSED"),
+    ]
+    assert hub.spaces[SPACE].sleep_time == 600  # the server-side backstop, set before anything else
+    # The finally paused it; the on_failure hook found it paused and left it so.
+    assert len(hub.calls_to("/pause")) == 1 and len(hub.calls_to("/runtime")) >= 5
