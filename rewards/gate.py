@@ -1,0 +1,138 @@
+"""The admission gate: a completion passes if its sketch compiles, paints, keeps to the allowlist and plays fair.
+
+`static_check` reads the sketch's parse tree (see `watercolour.sketch` for the rules) and never renders; `gate`
+renders only what passed it, once, and judges the render. Every applicable code is reported, not just the
+first, except that a truncated sketch reports only `truncated` (and `syntax_error`). A failed gate scores 0 in
+the composite reward; a renderer fault is not a verdict: `RendererUnavailable` propagates so the caller
+records a dead letter and the rollout's reward is None.
+
+| code | stage | when |
+|---|---|---|
+| `no_sketch` | static | no fenced block or reply text defines `setup` or `draw` (a refusal, prose, empty, garbage) |
+| `oversize_source` | static | the sketch is longer than `max_source_chars`; checked before parsing |
+| `syntax_error` | static | the parse tree has ERROR/MISSING nodes before the end of the text (details: line numbers) |
+| `truncated` | static | the text ends inside an unfinished construct (an open block, call or string) |
+| `missing_entry_points` | static | no `setup` that p5 can see (a function declaration, `var` or assignment at top level) |
+| `not_webgl` | static | no `createCanvas(..., WEBGL)`, or a `createCanvas` without it |
+| `method_outside_allowlist` | static | a `brush.X` whose X is not one of the allowed methods |
+| `bare_primitives` | static | p5 drawing called without `brush.` (`ellipse(...)`, `window.rect`, `new p5`, `drawingContext`) |
+| `text_drawing` | static | text drawn on the canvas (`text(...)`, `textToPoints`, `fillText`) |
+| `external_access` | static | loaders, network, eval and the DOM (`loadImage`, `fetch`, `new Image`, `import()`, `eval`, ...) |
+| `computed_access` | static | `brush` or a global object indexed by an expression or used as a value |
+| `no_painting_calls` | static | no `brush.endShape` or `brush.circle` call anywhere |
+| `render_timeout` | render | the page ran past the pool's deadline and was killed |
+| `render_crashed` | render | the page crashed (the heap cap, a runaway sketch) |
+| `no_canvas` | render | the page finished without a canvas to read back |
+| `network_attempt` | render | the page attempted a network request (all are aborted) |
+| `runtime_error` | render | an uncaught error, a rejected promise or a console error |
+| `blank_canvas` | render | paint coverage below `coverage_floor` |
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from renderers import RendererUnavailable
+from watercolour.prompt import ALLOWLIST, PAINTING_METHODS
+from watercolour.records import GateVerdict, RenderResult, sketch_hash
+from watercolour.sketch import candidate_source, inventory
+
+
+class Renderer(Protocol):
+    """What the gate needs of a renderer: `renderers.BrowserPool` is one."""
+
+    async def render(self, source: str, seed: int = 0) -> RenderResult: ...
+
+
+class GateSettings(BaseModel):
+    """The gate's limits; one per run, part of the run configuration."""
+
+    allowlist: tuple[str, ...] = Field(
+        default=ALLOWLIST, description="brush methods a sketch may name; the prompt lists the same ones."
+    )
+    # The published policy's sketches ran about 1-3k tokens (~4-12k characters). 24k characters is where the length
+    # ramp's runaway cap sits (6000 tokens at 4 characters a token), so the gate and the ramp agree on "too long",
+    # and a padded or runaway sketch is refused before the parser or Chromium spends time on it.
+    max_source_chars: int = Field(default=24_000, description="Longest sketch admitted, in characters.")
+    # Coverage counts pixels more than 16 levels from the modal paper colour. Measured on the pool's renderer:
+    # the five-petal test flower covers 0.21, one lone radius-30 disc 0.003, an empty or off-canvas sketch 0.
+    # 0.01 (a disc of ~34 px radius) refuses a dot or a sketch that died early, and is far below any flower.
+    coverage_floor: float = Field(default=0.01, description="Least share of the canvas that must be paint.")
+    deadline_s: float = Field(
+        default=300.0,
+        description="Longest one gate call waits for the renderer, queueing included. The pool kills a page at its "
+        "own deadline, so running past this means the renderer is stuck: RendererUnavailable, never a verdict.",
+    )
+
+
+def static_check(completion: str, settings: GateSettings | None = None) -> GateVerdict:
+    """Every check that needs no browser. A verdict that passes here still has to be rendered by `gate`."""
+    settings = settings or GateSettings()
+    source = candidate_source(completion)
+    if len(source) > settings.max_source_chars:
+        limit = f"{len(source)} characters; the limit is {settings.max_source_chars}"
+        return GateVerdict(passed=False, violations=["oversize_source"], details={"oversize_source": [limit]})
+    found = inventory(source, settings.allowlist)
+    if not found.names_entry_point:
+        return GateVerdict(passed=False, violations=["no_sketch"])
+    details: dict[str, list[str]] = {
+        "syntax_error": [f"line {line}" for line in found.syntax_error_lines],
+        "truncated": ["the sketch ends inside an unfinished block, call or string"] if found.truncated else [],
+        "missing_entry_points": [] if found.defines_setup else ["define setup as a top-level function"],
+        "not_webgl": [] if found.webgl else ["call createCanvas(600, 600, WEBGL)"],
+        "method_outside_allowlist": [f"brush.{name}" for name in found.outside_allowlist],
+        "bare_primitives": found.bare_primitives,
+        "text_drawing": found.text_drawing,
+        "external_access": found.external_access,
+        "computed_access": found.computed_access,
+        "no_painting_calls": [] if any(found.brush_calls[m] for m in PAINTING_METHODS) else ["nothing is painted"],
+    }
+    if found.truncated:  # the rest was read from a fragment whose last token is cut: `brush.begi` is no method
+        details = {code: details[code] for code in ("syntax_error", "truncated")}
+    details = {code: reasons for code, reasons in details.items() if reasons}
+    return GateVerdict(
+        passed=not details,
+        violations=list(details),
+        details=details,
+        sketch=source,
+        sketch_hash=sketch_hash(source),
+        counts=found.counts(),
+    )
+
+
+async def gate(completion: str, pool: Renderer, seed: int = 0, settings: GateSettings | None = None) -> GateVerdict:
+    """Static checks, then one render of what passed them; the render rides on the verdict for scoring."""
+    settings = settings or GateSettings()
+    verdict = static_check(completion, settings)
+    if not verdict.passed or verdict.sketch is None:
+        return verdict
+    try:
+        async with asyncio.timeout(settings.deadline_s):
+            render = await pool.render(verdict.sketch, seed=seed)
+    except TimeoutError as error:
+        raise RendererUnavailable(
+            f"no render within {settings.deadline_s} s although the pool kills pages at its own deadline: "
+            "the renderer is stuck; restart the pool or raise GateSettings.deadline_s if it is only saturated"
+        ) from error
+    details = runtime_violations(render, settings.coverage_floor)
+    return verdict.model_copy(
+        update={"passed": not details, "violations": list(details), "details": details, "render": render}
+    )
+
+
+def runtime_violations(render: RenderResult, coverage_floor: float) -> dict[str, list[str]]:
+    """Violation code -> reasons, for what the page did."""
+    details = {
+        "render_timeout": ["killed at the pool's deadline"] if render.timed_out else [],
+        "render_crashed": ["the page crashed"] if render.crashed else [],
+        "no_canvas": ["no canvas to read back"] if not (render.ok or render.timed_out or render.crashed) else [],
+        "network_attempt": render.blocked_requests,
+        "runtime_error": render.errors,
+        "blank_canvas": [f"coverage {render.coverage:.4f} < {coverage_floor}"]
+        if render.coverage is not None and render.coverage < coverage_floor
+        else [],
+    }
+    return {code: reasons for code, reasons in details.items() if reasons}

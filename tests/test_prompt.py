@@ -1,0 +1,75 @@
+"""The painting task: the closed method list, the prompt's text rules and the chat messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from watercolour import prompt
+
+
+TEN = {
+    "scaleBrushes",
+    "noStroke",
+    "fill",
+    "noFill",
+    "fillBleed",
+    "fillTexture",
+    "beginShape",
+    "vertex",
+    "endShape",
+    "circle",
+}
+
+
+def test_allowlist_is_exactly_the_ten_brush_methods():
+    assert set(prompt.ALLOWLIST) == TEN and len(prompt.ALLOWLIST) == 10
+
+
+def test_every_allowed_method_is_listed_with_its_signature():
+    text = prompt.system_prompt()
+    for name in prompt.ALLOWLIST:
+        assert f"brush.{name}(" in text
+
+
+def test_painting_methods_are_allowed_ones():
+    assert set(prompt.PAINTING_METHODS) <= set(prompt.ALLOWLIST)
+
+
+def test_prompt_has_no_code_fence_and_no_worked_example():
+    text = prompt.system_prompt()
+    assert "```" not in text
+    assert "brush.vertex(3" not in text and "brush.circle(3" not in text  # no concrete painting calls
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "createCanvas(600, 600, WEBGL)",
+        "brush.scaleBrushes(3)",
+        "angleMode(DEGREES)",
+        "noLoop()",
+        "translate(-width / 2, -height / 2)",
+        "0 and 600",
+        "hex",
+        "180 and 230",
+        "below 150",
+        "0.2 and 0.3",
+        "two or three times",
+    ],
+)
+def test_prompt_states_the_canvas_and_paint_rules(rule):
+    assert rule in prompt.system_prompt()
+
+
+def test_subjects_start_with_the_default_and_include_hibiscus_variants():
+    assert prompt.SUBJECTS[0] == prompt.DEFAULT_SUBJECT == "a peach hibiscus"
+    assert len(prompt.SUBJECTS) >= 12 and len(set(prompt.SUBJECTS)) == len(prompt.SUBJECTS)
+    assert sum("hibiscus" in subject for subject in prompt.SUBJECTS) >= 4
+
+
+@pytest.mark.parametrize("subject", ["a peach hibiscus", "a red poppy"])
+def test_messages_are_a_system_and_a_user_turn_naming_the_subject(subject):
+    chat = prompt.messages(subject)
+    assert [m["role"] for m in chat] == ["system", "user"]
+    assert chat[0]["content"] == prompt.system_prompt()
+    assert subject in chat[1]["content"] and subject in prompt.user_prompt(subject)

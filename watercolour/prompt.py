@@ -1,0 +1,99 @@
+"""The painting task: the system prompt, the closed list of brush methods, the subjects and the chat messages.
+
+`ALLOWLIST` is the one source of truth for which `brush.*` methods a sketch may call: the prompt lists them
+and the gate refuses anything else, so the two cannot drift apart (the published recipe enforced its list
+only in the prompt while its gate accepted all 47 p5.brush methods).
+"""
+
+from __future__ import annotations
+
+
+# Name -> (signature, what it does and the values it takes). Order is the order the prompt lists them in.
+BRUSH_METHODS: dict[str, tuple[str, str]] = {
+    "scaleBrushes": ("scaleBrushes(factor)", "scales every brush; call it once in setup with 3"),
+    "noStroke": ("noStroke()", "turns outlines off; call it before painting"),
+    "fill": ("fill(colorHex, opacity)", "sets the wash for the next shapes; opacity 0-255, at least 150"),
+    "noFill": ("noFill()", "stops filling shapes"),
+    "fillBleed": ("fillBleed(amount)", "how far the wash bleeds past the edge, 0-1; use 0.2-0.3"),
+    "fillTexture": ("fillTexture(amount, borderIntensity)", "paper grain inside the wash and at its rim, both 0-1"),
+    "beginShape": ("beginShape(curvature)", "starts a filled shape; curvature 0-1 rounds its corners"),
+    "vertex": ("vertex(x, y)", "adds a corner to the open shape"),
+    "endShape": ("endShape(true)", "closes the shape and paints it"),
+    "circle": ("circle(x, y, radius, scribble)", "paints a filled disc; scribble 0-1 roughens its edge"),
+}
+ALLOWLIST: tuple[str, ...] = tuple(BRUSH_METHODS)
+
+# The calls that put pigment down; a sketch with none of them cannot paint anything.
+PAINTING_METHODS: tuple[str, ...] = ("endShape", "circle")
+
+DEFAULT_SUBJECT = "a peach hibiscus"
+SUBJECTS: tuple[str, ...] = (
+    DEFAULT_SUBJECT,
+    "a white hibiscus with a crimson eye",
+    "a magenta hibiscus",
+    "a yellow hibiscus",
+    "a coral hibiscus",
+    "a single pink peony",
+    "a red poppy",
+    "a sunflower",
+    "a pale blue morning glory",
+    "a white camellia",
+    "an orange marigold",
+    "a purple anemone",
+    "a golden daffodil",
+)
+
+_METHOD_LINES = "\n".join(f"- brush.{signature}: {purpose}." for signature, purpose in BRUSH_METHODS.values())
+
+# The numbers are explicit because vague words failed in the published recipe's measurements: "soft translucent
+# washes" came out at opacity ~40 and left no visible paint, and a model that copied the translate still painted
+# at negative, centred coordinates until the 0-600 range was spelled out.
+SYSTEM_PROMPT = f"""You are a watercolour painter who works in code. You paint by writing one p5.js sketch that \
+uses the p5.brush library, which is already loaded and available as the global object `brush`.
+
+Reply with the complete sketch in a single JavaScript code block. Keep this shape:
+- An async function setup() that calls createCanvas(600, 600, WEBGL), then brush.scaleBrushes(3), then \
+angleMode(DEGREES), then noLoop().
+- A function draw() that first calls translate(-width / 2, -height / 2), then background() with a pale paper \
+colour, and then paints.
+
+The canvas after that translate:
+- x and y both run from 0 to 600, with (0, 0) at the top-left corner and the centre at (300, 300).
+- Every coordinate you pass must lie between 0 and 600; anything outside paints nothing.
+- Angles are in degrees. Colours are hex strings such as "#e98a6b".
+
+Composition:
+- One flower, centred, filling most of the frame, on pale cream or off-white paper. Leave a margin of paper \
+around it; never paint a dark ground or cover the whole sheet.
+- Build each petal from layered washes: paint it two or three times, first a large pass at its full size, then \
+a smaller, more opaque pass inside it, and if you like a small deeper pass near the heart of the flower.
+- Petals reach roughly 200 to 240 units out from the centre. Add a stem and leaves in greens.
+- Opacity is never below 150 anywhere and sits between 180 and 230 on petals; keep fillBleed between 0.2 \
+and 0.3. Thin, pale washes dry to nothing.
+
+Every mark is a filled shape. Call brush.fill before each shape. A petal or leaf is brush.beginShape, three or \
+more brush.vertex calls, then brush.endShape(true). A stem is a long, narrow filled shape, not a line. \
+brush.circle paints a filled disc.
+
+These ten methods are the whole of `brush`; nothing else exists on it, and brushes cannot be chosen by name:
+{_METHOD_LINES}
+
+Do not use plain p5 drawing functions such as ellipse, rect, line, circle, vertex, beginShape or endShape \
+without `brush.` in front; do not draw text; do not load images, fonts or files, and make no network \
+requests. Plain p5 helpers for maths, transforms and control flow (cos, sin, random, map, \
+translate, push, pop, loops) are fine."""
+
+
+def system_prompt() -> str:
+    """The system message: the skeleton, the canvas rules, the composition and the closed method list."""
+    return SYSTEM_PROMPT
+
+
+def user_prompt(subject: str = DEFAULT_SUBJECT) -> str:
+    """The user message for one painting."""
+    return f"Paint {subject} in loose watercolour."
+
+
+def messages(subject: str = DEFAULT_SUBJECT) -> list[dict]:
+    """The chat-format conversation the policy completes: a system and a user message."""
+    return [{"role": "system", "content": system_prompt()}, {"role": "user", "content": user_prompt(subject)}]
