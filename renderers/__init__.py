@@ -1,6 +1,7 @@
 """Sketch to pixels: the HTML harness, the Chromium browser pool and pixel metrics. Knows nothing of rewards."""
 
+from renderers.batch import render_many
 from renderers.pool import BrowserPool, RendererUnavailable
 
 
-__all__ = ["BrowserPool", "RendererUnavailable"]
+__all__ = ["BrowserPool", "RendererUnavailable", "render_many"]

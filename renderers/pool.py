@@ -1,22 +1,26 @@
-"""A pool of warm headless Chromium browsers that renders untrusted sketches, one isolated page each.
+"""A pool of warm headless Chromium browsers that renders untrusted sketches under a hard deadline.
 
 Launch flags: WebGL through ANGLE on Mesa's llvmpipe with software Canvas2D. The published recipe's
 SwiftShader flags make Chromium treat SwiftShader as a GPU and rasterise p5.brush's Canvas2D fill masks
 through it, which costs 15-80 s per sketch; this recipe paints the same pictures in about a second
 (docs/rendering.md has the measurements).
+
+Sketch faults (a timeout, a crashed page, script errors) come back in the RenderResult; faults of the
+renderer itself raise RendererUnavailable. A slot whose sketch timed out or crashed is closed and replaced
+in the background, so the caller gets its result at the deadline, not after the clean-up.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
-from renderers import harness
 from renderers.assets import library
 from renderers.coverage import paint_coverage
+from renderers.page import Slot
 from watercolour.records import RenderResult
 
 
@@ -28,8 +32,8 @@ FAST_FLAGS = [
     "--ignore-gpu-blocklist",
     "--disable-accelerated-2d-canvas",
 ]
-# Shared by every configuration: no background traffic, and a dead proxy plus a resolver that resolves
-# nothing, so a request that slipped past the router still goes nowhere.
+# Shared by every configuration: no background traffic; a dead proxy and a resolver that resolves nothing,
+# so a request that slipped past the router still goes nowhere; WebRTC may not send UDP around the proxy.
 COMMON_FLAGS = [
     "--no-sandbox",
     "--no-first-run",
@@ -39,7 +43,10 @@ COMMON_FLAGS = [
     "--disable-quic",
     "--proxy-server=127.0.0.1:9",
     "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 ]
+# Seconds a dead slot's context gets to close before its whole browser is killed instead.
+CLOSE_GRACE_S = 5.0
 
 
 class RendererUnavailable(RuntimeError):
@@ -48,22 +55,27 @@ class RendererUnavailable(RuntimeError):
 
 @dataclass
 class BrowserPool:
-    """Renders sketches on `browsers` warm Chromium processes, each running up to `pages_per_browser` pages.
+    """Renders sketches on `browsers` warm Chromium processes, each running up to `pages_per_browser` slots.
 
-    Use as `async with BrowserPool() as pool: result = await pool.render(source, seed=0)`.
+    Use as `async with BrowserPool() as pool: result = await pool.render(source, seed=0, size=600)`.
+    The defaults fill a 2-core machine: one render keeps ~1.8 cores busy, and a second slot per browser fills
+    the gaps while the other waits on the GPU process (docs/rendering.md, "pool size").
     """
 
-    browsers: int = field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)))
+    browsers: int = field(default_factory=lambda: os.cpu_count() or 1)
     pages_per_browser: int = 2
     deadline_s: float = 30.0
     heap_mb: int = 512
     flags: list[str] = field(default_factory=lambda: list(FAST_FLAGS))
     executable: str = CHROMIUM
+    recycle_after: int = 200  # renders per slot; Chromium's RSS grows ~2.9 MB per render in one page
 
     def __post_init__(self) -> None:
-        self._playwright = None
-        self._free: asyncio.Queue | None = None
-        self._slots: asyncio.Semaphore | None = None
+        self._playwright: Any = None
+        self._browsers: list[Any] = []
+        self._locks: list[asyncio.Lock] = []
+        self._free: asyncio.Queue[tuple[int, Slot | None]] = asyncio.Queue()
+        self._cleanups: set[asyncio.Task] = set()
         self._libraries = {name: library(name)[1] for name in ("p5", "p5.brush")}
 
     async def __aenter__(self) -> BrowserPool:
@@ -79,114 +91,132 @@ class BrowserPool:
         if not os.path.exists(self.executable):
             raise RendererUnavailable(f"Chromium not found at {self.executable}: run `make setup`")
         self._playwright = await async_playwright().start()
-        self._free = asyncio.Queue()
-        for _ in range(self.browsers):
-            self._free.put_nowait(await self._launch())
-        self._slots = asyncio.Semaphore(self.browsers * self.pages_per_browser)
+        self._locks = [asyncio.Lock() for _ in range(self.browsers)]
+        self._browsers = list(await asyncio.gather(*(self._launch() for _ in range(self.browsers))))
+        slots = await asyncio.gather(
+            *(self._open_slot(i) for i in range(self.browsers) for _ in range(self.pages_per_browser))
+        )
+        for slot in slots:
+            self._free.put_nowait((self._browsers.index(slot.browser), slot))
 
     async def close(self) -> None:
-        if self._free is not None:
-            while not self._free.empty():
-                browser = self._free.get_nowait()
-                await browser.close()
+        await asyncio.gather(*self._cleanups, return_exceptions=True)
+        for browser in self._browsers:
+            await browser.close()
         if self._playwright is not None:
             await self._playwright.stop()
             self._playwright = None
 
-    async def _launch(self):
+    async def _launch(self) -> Any:
         args = COMMON_FLAGS + self.flags + [f"--js-flags=--max-old-space-size={self.heap_mb}"]
-        return await self._playwright.chromium.launch(executable_path=self.executable, headless=True, args=args)
-
-    async def render(self, source: str, seed: int = 0) -> RenderResult:
-        """Run `source` in a fresh page and read the WEBGL canvas back; sketch faults come back in the result."""
-        assert self._slots is not None and self._free is not None, "BrowserPool.start() was not called"
-        async with self._slots:
-            browser = await self._free.get()
-            try:
-                return await self._render_on(browser, source, seed)
-            finally:
-                if not browser.is_connected():
-                    browser = await self._launch()
-                self._free.put_nowait(browser)
-
-    async def _render_on(self, browser, source: str, seed: int) -> RenderResult:
-        started = time.perf_counter()
-        blocked: list[str] = []
-        files = {
-            "/": (harness.INDEX_HTML.encode(), "text/html"),
-            "/seed.js": (harness.seed_script(seed).encode(), "text/javascript"),
-            "/p5.min.js": (self._libraries["p5"], "text/javascript"),
-            "/p5.brush.js": (self._libraries["p5.brush"], "text/javascript"),
-            "/probe.js": (harness.PROBE_JS.encode(), "text/javascript"),
-            "/sketch.js": (source.encode("utf-8", "replace"), "text/javascript; charset=utf-8"),
-        }
-
-        async def route(route):
-            url = route.request.url
-            path = url[len(harness.ORIGIN) :] if url.startswith(harness.ORIGIN + "/") else None
-            if path in files:
-                body, content_type = files[path]
-                await route.fulfill(status=200, body=body, content_type=content_type)
-            else:
-                blocked.append(url[:200])
-                await route.abort()
-
-        context = await browser.new_context(viewport={"width": 700, "height": 700}, device_scale_factor=1)
-        crashed = False
+        # One llvmpipe thread per GPU process: the pool already keeps every core busy with its own browsers,
+        # and LP_NUM_THREADS=1 measured as fast or faster at 2x2 (docs/rendering.md).
+        env = {**os.environ, "LP_NUM_THREADS": "1"}
         try:
-            await context.route("**/*", route)
-            page = await context.new_page()
-
-            def on_crash(_page) -> None:
-                nonlocal crashed
-                crashed = True
-
-            page.on("crash", on_crash)
-
-            async def run_sketch() -> None:
-                # The sketch's top level runs before DOMContentLoaded, so the deadline covers the load too.
-                await page.goto(harness.ORIGIN + "/", wait_until="domcontentloaded", timeout=0)
-                await page.evaluate("window.__wc.finished")
-
-            try:
-                await asyncio.wait_for(run_sketch(), timeout=self.deadline_s)
-            except TimeoutError:
-                return RenderResult(
-                    ok=False, seed=seed, timed_out=True, blocked_requests=blocked, render_ms=_ms(started)
-                )
-            state = await page.evaluate(
-                """() => {
-                  const c = document.querySelector("canvas");
-                  return { errors: window.__wc.errors, reason: window.__wc.reason, drawMs: window.__wc.drawMs,
-                           png: c ? c.toDataURL("image/png") : null, w: c ? c.width : 0, h: c ? c.height : 0 };
-                }"""
+            return await self._playwright.chromium.launch(
+                executable_path=self.executable, headless=True, args=args, env=env
             )
-        except Exception as error:  # a page that crashed or was killed under us
-            if crashed or "crash" in str(error).lower():
-                return RenderResult(
-                    ok=False, seed=seed, crashed=True, blocked_requests=blocked, render_ms=_ms(started),
-                    errors=["page crashed (memory or a runaway sketch)"],
-                )
-            raise RendererUnavailable(f"render failed in the harness: {error}") from error
-        finally:
+        except Exception as error:
+            raise RendererUnavailable(
+                f"Chromium at {self.executable} failed to launch ({error}): run `make setup`"
+            ) from error
+
+    async def _open_slot(self, index: int) -> Slot:
+        """A new slot on browser `index`, relaunching that browser first if it has died."""
+        async with self._locks[index]:
+            if not self._browsers[index].is_connected():
+                self._browsers[index] = await self._launch()
+            browser = self._browsers[index]
+        try:
+            return await Slot.open(browser, self._libraries)
+        except Exception as error:
+            raise RendererUnavailable(f"could not open a page in Chromium: {error}") from error
+
+    async def _take(self) -> tuple[int, Slot]:
+        """A healthy slot: a free one, or a replacement for one whose browser or page died while it waited."""
+        index, slot = await self._free.get()
+        if slot is not None and not slot.crashed and slot.browser.is_connected():
+            return index, slot
+        try:
+            return index, await self._open_slot(index)
+        except RendererUnavailable:
+            self._free.put_nowait((index, None))
+            raise
+
+    def _retire(self, index: int, slot: Slot) -> None:
+        """Close `slot` and open its replacement in the background; a spinning page can take seconds to close."""
+
+        async def replace() -> None:
             try:
-                await asyncio.wait_for(context.close(), timeout=5)
+                await asyncio.wait_for(slot.close(), timeout=CLOSE_GRACE_S)
             except Exception:
-                await browser.close()
-        png = base64.b64decode(state["png"].split(",", 1)[1]) if state["png"] else None
-        return RenderResult(
-            ok=png is not None,
-            png=png,
-            width=state["w"],
-            height=state["h"],
-            seed=seed,
-            coverage=paint_coverage(png) if png else None,
-            finished=state["reason"] in ("setup", "draw"),
-            errors=[str(e)[:500] for e in state["errors"]][:20],
-            blocked_requests=blocked,
-            render_ms=_ms(started),
-            draw_ms=state["drawMs"],
-        )
+                await slot.browser.close()  # the renderer ignored us: kill the whole browser, relaunched below
+            try:
+                self._free.put_nowait((index, await self._open_slot(index)))
+            except RendererUnavailable:
+                self._free.put_nowait((index, None))  # the next render retries the launch and reports it
+
+        task = asyncio.get_running_loop().create_task(replace())
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
+
+    async def render(self, source: str, seed: int = 0, size: int = 600) -> RenderResult:
+        """Run `source` in a fresh frame and read its WEBGL canvas back at `size`x`size` pixels."""
+        from playwright.async_api import Error as PlaywrightError
+
+        assert self._playwright is not None, "BrowserPool.start() was not called"
+        for attempt in range(2):
+            index, slot = await self._take()
+            started = time.perf_counter()
+            try:
+                outcome = await asyncio.wait_for(slot.run(source, seed, size), timeout=self.deadline_s)
+            except TimeoutError:
+                self._retire(index, slot)
+                return RenderResult(
+                    ok=False,
+                    seed=seed,
+                    timed_out=True,
+                    blocked_requests=slot.blocked,
+                    render_ms=_ms(started),
+                    errors=[f"the sketch did not finish within the {self.deadline_s:g} s deadline"],
+                )
+            except PlaywrightError as error:
+                self._retire(index, slot)
+                if not slot.browser.is_connected() and attempt == 0:
+                    continue  # the browser died under us, not the sketch: once more on a fresh one
+                if slot.browser.is_connected() and _is_crash(slot, error):
+                    return RenderResult(
+                        ok=False,
+                        seed=seed,
+                        crashed=True,
+                        blocked_requests=slot.blocked,
+                        render_ms=_ms(started),
+                        errors=[f"the page crashed (heap cap {self.heap_mb} MB, or a runaway sketch): {error}"[:500]],
+                    )
+                raise RendererUnavailable(f"render failed in the harness: {error}") from error
+            if slot.renders >= self.recycle_after:
+                self._retire(index, slot)
+            else:
+                self._free.put_nowait((index, slot))
+            return RenderResult(
+                ok=outcome.png is not None,
+                png=outcome.png,
+                width=outcome.width,
+                height=outcome.height,
+                seed=seed,
+                coverage=paint_coverage(outcome.png) if outcome.png else None,
+                finished=outcome.reason in ("setup", "draw"),
+                errors=outcome.errors,
+                blocked_requests=outcome.blocked,
+                render_ms=_ms(started),
+                draw_ms=outcome.draw_ms,
+            )
+        raise RendererUnavailable("Chromium died twice in a row while rendering: check memory and `dmesg`")
+
+
+def _is_crash(slot: Slot, error: Exception) -> bool:
+    message = str(error).lower()
+    return slot.crashed or "crash" in message or "detached" in message or "closed" in message
 
 
 def _ms(started: float) -> float:

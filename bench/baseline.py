@@ -1,0 +1,57 @@
+"""The reference-style renderer the benchmark compares against: the published recipe's flags, sequential.
+
+Each sketch gets a fresh browser context and page on one browser launched with
+`--use-gl=angle --use-angle=swiftshader --enable-unsafe-swiftshader`; with those flags Chromium treats
+SwiftShader as a GPU and rasterises p5.brush's Canvas2D fill masks through it (RENDERING.md section 1).
+The page, seed and readback are the pool's own, so only the flags and the scheduling differ.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from renderers.assets import library
+from renderers.coverage import paint_coverage
+from renderers.page import Slot
+from renderers.pool import CHROMIUM, COMMON_FLAGS
+from watercolour.records import RenderResult
+
+
+PUBLISHED_FLAGS = ["--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+# The published renders took 69-96 s; a generous cap keeps one pathological sketch from eating the run.
+BASELINE_DEADLINE_S = 240.0
+
+
+async def render_sequentially(sources: list[tuple[str, int]], size: int = 600) -> tuple[list[RenderResult], float]:
+    """Launch a browser, render each (source, seed) on a fresh page one after another; return results, wall s."""
+    from playwright.async_api import async_playwright
+
+    started = time.perf_counter()
+    libraries = {name: library(name)[1] for name in ("p5", "p5.brush")}
+    results = []
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=COMMON_FLAGS + PUBLISHED_FLAGS
+        )
+        for source, seed in sources:
+            render_started = time.perf_counter()
+            slot = await Slot.open(browser, libraries)
+            outcome = await asyncio.wait_for(slot.run(source, seed, size), timeout=BASELINE_DEADLINE_S)
+            await slot.close()
+            results.append(
+                RenderResult(
+                    ok=outcome.png is not None,
+                    png=outcome.png,
+                    width=outcome.width,
+                    height=outcome.height,
+                    seed=seed,
+                    coverage=paint_coverage(outcome.png) if outcome.png else None,
+                    finished=outcome.reason in ("setup", "draw"),
+                    errors=outcome.errors,
+                    render_ms=round((time.perf_counter() - render_started) * 1000.0, 1),
+                    draw_ms=outcome.draw_ms,
+                )
+            )
+        await browser.close()
+    return results, time.perf_counter() - started
