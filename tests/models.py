@@ -1,0 +1,73 @@
+"""A tiny policy for training tests that actually learns something: a random Llama taught three replies.
+
+A random model writes token soup, every rollout fails the gate, every reward is 0, every advantage is 0 and
+LoRA never moves, so a training test on it proves nothing. This one is the tiny random Llama of
+`watercolour.policy.tiny_random_policy` (its tokenizer trained on the prompt and the replies, so a reply is a
+token or two), fine-tuned for a few seconds on the real chat prompt to answer with one of three gate fixtures:
+two sketches the gate admits (with different rewards) and one that calls a bare `ellipse` (refused). Sampling
+at temperature 1 mixes them, so groups have reward variance and GRPO has a gradient. Built once and cached under the repository's `data/` (gitignored), keyed by its inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from watercolour.policy import TINY_CONFIG, TINY_VOCAB, tiny_random_policy
+from watercolour.prompt import DEFAULT_SUBJECT, messages
+
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+DATA_DIR = REPOSITORY / "data" / "models"
+GATE_FIXTURES = REPOSITORY / "watercolour" / "fixtures" / "gate"
+# Two sketches the gate admits (they paint differently, so they score differently) and one it refuses, each with
+# its verdict in the fixtures' expected.json.
+TAUGHT = ("allowlist_flower.js", "setup_only.js", "bare_ellipse.js")
+REPLIES = tuple(f"```javascript\n{(GATE_FIXTURES / name).read_text().strip()}\n```" for name in TAUGHT)
+TRAIN_STEPS = 60
+LEARNING_RATE = 1e-2
+
+
+def tiny_sketcher(subject: str = DEFAULT_SUBJECT) -> Path:
+    """The taught tiny policy's folder (built on first use in about 7 s, then reused)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    key = hashlib.sha256(
+        repr((REPLIES, messages(subject), TRAIN_STEPS, LEARNING_RATE, TINY_CONFIG, TINY_VOCAB)).encode()
+    ).hexdigest()[:12]
+    out_dir = DATA_DIR / f"tiny-sketcher-{key}"
+    if (out_dir / "config.json").is_file():
+        return out_dir
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    base = tiny_random_policy(out_dir.with_name(out_dir.name + ".base"), corpus=REPLIES)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    prompt = tokenizer.apply_chat_template(
+        messages(subject), add_generation_prompt=True, tokenize=False, enable_thinking=False
+    )
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    # All three replies in one padded batch per step, the loss on the replies only: they stay equally likely.
+    rows = [
+        prompt_ids + tokenizer(reply + tokenizer.eos_token, add_special_tokens=False)["input_ids"] for reply in REPLIES
+    ]
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), tokenizer.pad_token_id)
+    labels = torch.full((len(rows), width), -100)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for position, row in enumerate(rows):
+        ids[position, : len(row)] = torch.tensor(row)
+        labels[position, len(prompt_ids) : len(row)] = torch.tensor(row[len(prompt_ids) :])
+        mask[position, : len(row)] = 1
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
+    model.train()
+    for _ in range(TRAIN_STEPS):
+        model(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    partial = out_dir.with_name(out_dir.name + ".partial")
+    model.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    partial.replace(out_dir)
+    return out_dir

@@ -1,0 +1,129 @@
+"""Per-step training curves: one CSV row per optimizer step, so the numbers outlive any dashboard.
+
+A row is read off the metrics TRL logs each step, which already carry everything: TRL's own (`reward`,
+`frac_reward_zero_std`, `step_time`), the composite reward's part means (`reward/*`, `dead_letters`), the
+rollout store's summary (`rollouts/*`, from `rollout_summary`) and the trainer's time split (`time/*`). The
+same metrics reach trackio through TRL, so the CSV and the dashboard cannot disagree.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+from statistics import fmean, median
+from typing import Any
+
+from watercolour.sketch import inventory
+
+
+CURVES_FILE = "curves.csv"
+LOW_REWARD = 0.3
+
+# CSV column -> the logged metric it is read from. update_s is derived: the step's time less generate and score.
+SOURCES = {
+    "reward_mean": "reward",
+    "reward_median": "rollouts/reward_median",
+    "reward_best": "rollouts/reward_best",
+    "reward_worst": "rollouts/reward_worst",
+    "share_under_0_3": "rollouts/share_under_0.3",
+    "frac_reward_zero_std": "frac_reward_zero_std",
+    "coverage_mean": "rollouts/coverage_mean",
+    "shapes_mean": "rollouts/shapes_mean",
+    "length_mean": "reward/length",
+    "judge_mean": "reward/judge",
+    "aesthetic_mean": "reward/aesthetic",
+    "gate_pass_rate": "reward/gate",
+    "dead_letters": "dead_letters",
+    "generate_s": "time/generate_s",
+    "score_s": "time/score_s",
+    "step_s": "step_time",
+}
+COLUMNS = ["step", *SOURCES, "update_s"]
+
+
+def _mean(values: list[float]) -> float | None:
+    return fmean(values) if values else None
+
+
+def rollout_summary(rows: list[dict[str, Any]]) -> dict[str, float | None]:
+    """What one step's rollouts look like beyond the part means the composite logs itself.
+
+    Rewards of None (dead letters) are left out: they were not measured. Shapes are the painting call sites
+    (`beginShape` and `circle`) in each extracted sketch.
+    """
+    rewards = [row["reward"] for row in rows if row["reward"] is not None]
+    coverages = [row["coverage"] for row in rows if row["coverage"] is not None]
+    shapes = [
+        float(counts["shapes"] + counts["circles"])
+        for row in rows
+        if row["sketch"] is not None
+        for counts in [inventory(row["sketch"]).counts()]
+    ]
+    return {
+        "rollouts/reward_median": median(rewards) if rewards else None,
+        "rollouts/reward_best": max(rewards) if rewards else None,
+        "rollouts/reward_worst": min(rewards) if rewards else None,
+        "rollouts/share_under_0.3": _mean([float(reward < LOW_REWARD) for reward in rewards]),
+        "rollouts/coverage_mean": _mean(coverages),
+        "rollouts/shapes_mean": _mean(shapes),
+    }
+
+
+def curve_row(step: int, logs: dict[str, Any]) -> dict[str, Any]:
+    """One CSV row from a step's logged metrics; a metric nobody logged (a term at weight 0) stays empty."""
+    row: dict[str, Any] = {"step": step, **{column: logs.get(source) for column, source in SOURCES.items()}}
+    timed = [row["step_s"], row["generate_s"], row["score_s"]]
+    row["update_s"] = timed[0] - timed[1] - timed[2] if None not in timed else None
+    return row
+
+
+def summary_line(row: dict[str, Any], total_steps: int) -> str:
+    """The one line the CLI prints per step."""
+
+    def number(value: Any, spec: str) -> str:
+        return "-" if value is None else format(value, spec)
+
+    return (
+        f"step {row['step']}/{total_steps} | reward {number(row['reward_mean'], '.3f')} "
+        f"(best {number(row['reward_best'], '.3f')}) | gate {number(row['gate_pass_rate'], '.0%')} | "
+        f"dead letters {number(row['dead_letters'], '.0f')} | generate {number(row['generate_s'], '.1f')}s "
+        f"score {number(row['score_s'], '.1f')}s update {number(row['update_s'], '.1f')}s"
+    )
+
+
+class CurvesFile:
+    """`run_dir/curves.csv`: appended one row per step; truncated to the resumed step on resume."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / CURVES_FILE
+
+    def append(self, row: dict[str, Any]) -> None:
+        new = not self.path.exists()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+            if new:
+                writer.writeheader()
+            writer.writerow(row)
+
+    def read(self) -> list[dict[str, str]]:
+        if not self.path.exists():
+            return []
+        with self.path.open(newline="") as handle:
+            # A crash mid-append can leave a short last line; it is not a row.
+            return [row for row in csv.DictReader(handle) if None not in row.values() and row["step"].isdigit()]
+
+    def truncate(self, after_step: int) -> None:
+        """Keep rows up to `after_step`, rewritten whole and renamed into place."""
+        if not self.path.exists():
+            return
+        kept = [row for row in self.read() if int(row["step"]) <= after_step]
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(kept)
+        partial = self.path.with_suffix(".csv.partial")
+        partial.write_text(buffer.getvalue())
+        os.replace(partial, self.path)

@@ -1,0 +1,186 @@
+"""The rollout store: every rollout of a run, one parquet shard per optimizer step, written once and atomically.
+
+Layout under the run directory:
+
+    rollouts/step-00003.parquet        one row per rollout of step 3 (step, group, index, prompt, completion,
+                                       sketch, png path, reward and every part, violations, dead letter, timings)
+    rollouts/png/3/<group>_<index>.png the rendered painting, referenced from the row by its run-relative path
+
+Steps are numbered like TRL's logs and checkpoints: the rollouts scored while `global_step` was 2 are the ones
+step 3's update learns from, so they live in `step-00003`. A shard is written to a temporary name and renamed,
+so a crash leaves either the whole step or nothing; `truncate` drops the steps a resume will redo. The store
+reads as one table with `datasets.load_dataset("parquet", data_files=store.data_files())`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from rewards.length import completion_text
+from watercolour.curves import rollout_summary
+from watercolour.gallery import GalleryItem
+from watercolour.records import RewardParts
+
+
+ROLLOUTS_DIR = "rollouts"
+SHARD_PREFIX = "step-"
+
+
+def shard_schema() -> Any:
+    """The shards' arrow schema, spelled out: a step in which, say, no rollout rendered would otherwise infer a
+    null-typed `png` column, and datasets refuses to load shards whose schemas disagree."""
+    import pyarrow as pa
+
+    count, number, text = pa.int64(), pa.float64(), pa.string()
+    columns = {
+        **dict.fromkeys(("step", "group", "index"), count),
+        **dict.fromkeys(("preset", "prompt", "completion", "sketch", "sketch_hash", "png"), text),
+        **dict.fromkeys(("reward", "gate", "length", "aesthetic", "judge"), number),
+        "passed": pa.bool_(),
+        "violations": pa.list_(text),
+        **dict.fromkeys(("coverage", "render_ms"), number),
+        **dict.fromkeys(("dead_letter", "timings_ms", "parts"), text),
+    }
+    return pa.schema(list(columns.items()))
+
+
+def shard_name(step: int) -> str:
+    return f"{SHARD_PREFIX}{step:05d}.parquet"
+
+
+class RolloutStore:
+    """Appends each step's scored rollouts; its `record_batch` is the composite reward's `on_scored` hook.
+
+    Holds only paths and numbers, so it pickles with the reward function that carries it.
+    """
+
+    def __init__(self, run_dir: Path, num_generations: int, preset: str = "") -> None:
+        self.run_dir = Path(run_dir)
+        self.root = self.run_dir / ROLLOUTS_DIR
+        self.num_generations = num_generations
+        self.preset = preset
+
+    # ------------------------------------------------------------------ writing
+
+    def record_batch(
+        self, prompts: list[Any], completions: list[Any], parts: list[RewardParts], kwargs: dict[str, Any]
+    ) -> None:
+        """Write one step's rollouts (PNGs first, then the shard that points at them) and log their summary."""
+        state = kwargs.get("trainer_state")
+        step = state.global_step + 1 if state is not None else self.next_step()
+        rows = [
+            self._row(step, position, *rollout)
+            for position, rollout in enumerate(zip(prompts, completions, parts, strict=True))
+        ]
+        self._write_shard(step, rows)
+        if "log_metric" in kwargs:
+            for name, value in rollout_summary(rows).items():
+                if value is not None:
+                    kwargs["log_metric"](name, value)
+
+    def _row(self, step: int, position: int, prompt: Any, completion: Any, parts: RewardParts) -> dict[str, Any]:
+        group, index = divmod(position, self.num_generations)
+        verdict = parts.verdict
+        render = verdict.render if verdict is not None else None
+        png_path = None
+        if render is not None and render.png is not None:
+            relative = Path(ROLLOUTS_DIR) / "png" / str(step) / f"{group}_{index}.png"
+            (self.run_dir / relative).parent.mkdir(parents=True, exist_ok=True)
+            (self.run_dir / relative).write_bytes(render.png)
+            png_path = relative.as_posix()
+        return {
+            "step": step,
+            "group": group,
+            "index": index,
+            "preset": self.preset,
+            "prompt": prompt if isinstance(prompt, str) else json.dumps(prompt),
+            "completion": completion_text(completion),
+            "sketch": verdict.sketch if verdict is not None else None,
+            "sketch_hash": verdict.sketch_hash if verdict is not None else None,
+            "png": png_path,
+            "reward": parts.reward,
+            "gate": parts.gate,
+            "length": parts.length,
+            "aesthetic": parts.aesthetic,
+            "judge": parts.judge,
+            "passed": verdict.passed if verdict is not None else False,
+            "violations": list(verdict.violations) if verdict is not None else [],
+            "coverage": render.coverage if render is not None else None,
+            "render_ms": render.render_ms if render is not None else None,
+            "dead_letter": parts.dead_letter.model_dump_json() if parts.dead_letter is not None else None,
+            "timings_ms": json.dumps(parts.timings_ms),
+            # Everything else (weights, backends, the verdict's details, the judge's comparisons), minus PNG bytes.
+            "parts": parts.model_dump_json(exclude={"verdict": {"render": {"png"}}}),
+        }
+
+    def _write_shard(self, step: int, rows: list[dict[str, Any]]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = self.root / shard_name(step)
+        if path.exists():
+            raise FileExistsError(f"{path} already holds step {step}: a step is recorded once (truncate on resume)")
+        self.root.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".parquet.partial")
+        pq.write_table(pa.Table.from_pylist(rows, schema=shard_schema()), partial)
+        os.replace(partial, path)
+
+    # ------------------------------------------------------------------ reading and resuming
+
+    def steps(self) -> list[int]:
+        """The steps with a complete shard, in order."""
+        if not self.root.is_dir():
+            return []
+        return sorted(int(path.stem.removeprefix(SHARD_PREFIX)) for path in self.root.glob(f"{SHARD_PREFIX}*.parquet"))
+
+    def next_step(self) -> int:
+        steps = self.steps()
+        return steps[-1] + 1 if steps else 1
+
+    def data_files(self) -> list[str]:
+        return [str(self.root / shard_name(step)) for step in self.steps()]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every stored rollout as a dict, in step order (a run holds hundreds to a few thousand)."""
+        import pyarrow.parquet as pq
+
+        return [row for path in self.data_files() for row in pq.read_table(path).to_pylist()]
+
+    def truncate(self, after_step: int) -> None:
+        """Forget steps after `after_step` (and half-written shards), so a resumed run records them once."""
+        for step in self.steps():
+            if step > after_step:
+                (self.root / shard_name(step)).unlink()
+        for partial in self.root.glob("*.partial") if self.root.is_dir() else []:
+            partial.unlink()
+        png_root = self.root / "png"
+        if png_root.is_dir():
+            for folder in png_root.iterdir():
+                if folder.name.isdigit() and int(folder.name) > after_step:
+                    shutil.rmtree(folder)
+
+
+def gallery_items(rows: list[dict[str, Any]], gallery_dir: Path, run_dir: Path) -> list[GalleryItem]:
+    """Every rollout that produced a painting, as gallery cards whose images point into the store."""
+    items = []
+    for row in rows:
+        if row["png"] is None:
+            continue
+        image = Path(os.path.relpath(run_dir / row["png"], gallery_dir)).as_posix()
+        items.append(
+            GalleryItem(
+                image=image,
+                title=f"step {row['step']} · group {row['group']} · #{row['index']}",
+                sketch=row["sketch"] or "",
+                reward=row["reward"],
+                parts={name: row[name] for name in ("gate", "length", "aesthetic", "judge", "coverage")},
+                step=row["step"],
+                preset=row["preset"],
+                violations=row["violations"],
+            )
+        )
+    return items

@@ -1,0 +1,274 @@
+"""TRL's GRPOTrainer, built from the run configuration and wired to the composite reward, the rollout store,
+the curves and trackio.
+
+This module imports torch, transformers and TRL at the top: it is only ever imported by code that is about to
+train. trackio reads `TRACKIO_DIR` when it is first imported (TRL imports it), so whoever imports this module
+sets that variable first (`watercolour train` points it under the run directory).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from datasets import Dataset
+from peft import LoraConfig
+from tqdm.auto import tqdm
+from transformers import ProgressCallback, TrainerCallback
+from trl import GRPOConfig, GRPOTrainer
+
+from rewards.composite import CompositeReward
+from watercolour.adapter import export_adapter, load_policy
+from watercolour.config import RunConfig, TrainingSettings
+from watercolour.curves import CurvesFile, curve_row, summary_line
+from watercolour.gallery import write_gallery
+from watercolour.policy import resolve_model
+from watercolour.prompt import messages
+from watercolour.rollout_store import RolloutStore, gallery_items
+
+
+CHECKPOINTS_DIR = "checkpoints"
+ADAPTER_DIR = "adapter"
+GALLERY_DIR = "gallery"
+# Each checkpoint holds the adapter plus Adam's two moments; a few is enough to step back from a bad save.
+KEEP_CHECKPOINTS = 3
+
+# (config, run_dir, on_scored) -> a TRL reward function that calls on_scored(prompts, completions, parts, kwargs).
+RewardFactory = Callable[[RunConfig, Path, Callable[..., None]], Any]
+
+
+class RunDirInUse(RuntimeError):
+    """A fresh run was asked for in a directory that already holds a run's checkpoints."""
+
+
+class TimedGRPOTrainer(GRPOTrainer):
+    """GRPOTrainer that logs where a step's time goes: generating and scoring (the update is the rest).
+
+    TRL times these phases too, but sends the timings straight to the trackers, past the callbacks that write
+    the curves; wrapping its two phase methods (TRL is pinned at 1.16) puts them in the step's logs instead.
+    """
+
+    def _record_time(self, name: str, started: float) -> None:
+        # Runs have no eval set, so every generation belongs to a training step.
+        self._metrics["train"][f"time/{name}_s"].append(time.perf_counter() - started)
+
+    def _generate(self, prompts: list) -> Any:
+        started = time.perf_counter()
+        try:
+            return super()._generate(prompts)
+        finally:
+            self._record_time("generate", started)
+
+    def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        finally:
+            self._record_time("score", started)
+
+
+class CurvesCallback(TrainerCallback):
+    """Appends one `curves.csv` row per step from the step's logged metrics and prints its summary line."""
+
+    def __init__(self, curves: CurvesFile, echo: bool = True) -> None:
+        self.curves = curves
+        self.echo = echo
+        self._step_started = time.perf_counter()
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._step_started = time.perf_counter()
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        # The end-of-training summary (train_runtime, ...) is logged too; only step logs carry a reward.
+        if not logs or "reward" not in logs:
+            return
+        row = curve_row(state.global_step, {**logs, "step_time": time.perf_counter() - self._step_started})
+        self.curves.append(row)
+        if self.echo:
+            tqdm.write(summary_line(row, state.max_steps), file=sys.stderr)
+
+
+class QuietProgress(ProgressCallback):
+    """The step progress bar without the raw metrics dict after every step (the summary line replaces it)."""
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        return None
+
+
+def device_settings(training: TrainingSettings) -> tuple[bool, bool]:
+    """bf16 and gradient checkpointing: on with a GPU unless the configuration says otherwise."""
+    cuda = torch.cuda.is_available()
+    bf16 = training.bf16 if training.bf16 is not None else cuda and torch.cuda.is_bf16_supported()
+    checkpointing = training.gradient_checkpointing if training.gradient_checkpointing is not None else cuda
+    return bool(bf16), bool(checkpointing)
+
+
+def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
+    """The recipe's GRPO settings from the configuration, checkpointing and trackio under the run directory."""
+    training = config.training
+    bf16, checkpointing = device_settings(training)
+    return GRPOConfig(
+        output_dir=str(run_dir / CHECKPOINTS_DIR),
+        max_steps=training.steps,
+        learning_rate=training.learning_rate,
+        lr_scheduler_type=training.lr_scheduler,
+        warmup_steps=training.warmup_steps,
+        per_device_train_batch_size=training.per_device_batch_size,
+        gradient_accumulation_steps=training.gradient_accumulation_steps,
+        num_generations=training.num_generations,
+        max_completion_length=training.max_completion_length,
+        temperature=training.temperature,
+        top_p=training.top_p,
+        top_k=training.top_k,
+        scale_rewards=training.scale_rewards,
+        chat_template_kwargs={"enable_thinking": False},
+        bf16=bf16,
+        use_cpu=not torch.cuda.is_available(),
+        gradient_checkpointing=checkpointing,
+        model_init_kwargs={"dtype": "bfloat16" if bf16 else "float32"},
+        seed=training.seed,
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=training.save_steps,
+        save_total_limit=KEEP_CHECKPOINTS,
+        # transformers' `project` defaults to "huggingface" and ignores TRACKIO_PROJECT; no Space id = local only,
+        # and no static Space either, so nothing is synced to the hub at the end.
+        report_to=["trackio"],
+        project=training.project,
+        run_name=run_dir.name,
+        trackio_space_id=None,
+        trackio_static_space_id=False,
+    )
+
+
+def lora_config(training: TrainingSettings) -> LoraConfig:
+    """LoRA on every linear layer: a hand-written module list reached 10 of 40 layers of the recipe's MoE."""
+    return LoraConfig(
+        r=training.lora_r,
+        lora_alpha=training.lora_alpha,
+        lora_dropout=0.0,
+        target_modules="all-linear",
+        task_type="CAUSAL_LM",
+    )
+
+
+def prompt_dataset(training: TrainingSettings) -> Dataset:
+    """One chat prompt per group and step, all the same subject: the variation comes from sampling."""
+    groups_per_step = max(
+        1, training.per_device_batch_size * training.gradient_accumulation_steps // training.num_generations
+    )
+    rows = training.steps * groups_per_step
+    return Dataset.from_dict({"prompt": [messages(training.subject)] * rows, "subject": [training.subject] * rows})
+
+
+def build_trainer(
+    config: RunConfig, run_dir: Path, echo: bool = True, make_reward: RewardFactory = CompositeReward
+) -> TimedGRPOTrainer:
+    """The GRPO trainer for this run: policy, LoRA (fresh, or the start adapter), reward, store and curves.
+
+    `make_reward(config, run_dir, on_scored)` builds the reward function; the Prefect flow passes one that fans
+    each step's rollouts out as tasks.
+    """
+    training = config.training
+    if not torch.cuda.is_available():
+        # Two torch threads ran 8x slower than one on a contended 2-core machine (thread-sync stalls).
+        torch.set_num_threads(1)
+    store = RolloutStore(run_dir, training.num_generations, preset=config.name)
+    reward = make_reward(config, run_dir, store.record_batch)
+    model: Any = resolve_model(training.model)
+    tokenizer: Any = None
+    peft_config: LoraConfig | None = lora_config(training)
+    if training.start_adapter is not None:
+        # A warm restart: the adapter's weights carry on, the optimizer and the schedule start afresh.
+        bf16, _ = device_settings(training)
+        model, tokenizer = load_policy(
+            training.start_adapter, trainable=True, dtype=torch.bfloat16 if bf16 else torch.float32
+        )
+        peft_config = None
+    # TRL's annotation predates async reward functions; it gathers them all the same.
+    reward_funcs: list[Any] = [reward]
+    trainer = TimedGRPOTrainer(
+        model=model,
+        reward_funcs=reward_funcs,
+        args=grpo_args(config, run_dir),
+        train_dataset=prompt_dataset(training),
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        callbacks=[CurvesCallback(CurvesFile(run_dir), echo=echo)],
+    )
+    trainer.remove_callback(ProgressCallback)
+    trainer.add_callback(QuietProgress())
+    return trainer
+
+
+def close_reward(trainer: GRPOTrainer) -> None:
+    """Close the reward's browsers and clients on the trainer's event loop, where they were opened."""
+    import asyncio
+
+    for reward in trainer.reward_funcs:
+        if isinstance(reward, CompositeReward):
+            asyncio.run_coroutine_threadsafe(reward.aclose(), trainer.async_loop).result()
+
+
+def checkpoint_step(checkpoint: Path) -> int:
+    return int(checkpoint.name.removeprefix("checkpoint-"))
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    """The newest complete checkpoint: transformers writes `trainer_state.json` last, so a folder without one
+    was cut short by a crash."""
+    folder = run_dir / CHECKPOINTS_DIR
+    complete = [path for path in folder.glob("checkpoint-*") if (path / "trainer_state.json").is_file()]
+    return max(complete, key=checkpoint_step, default=None)
+
+
+def prepare_run_dir(run_dir: Path, resume: bool) -> Path | None:
+    """The checkpoint to resume from (None: start at step 0), after dropping everything recorded beyond it.
+
+    The rollouts and curve rows of the step that was in flight (and of any step after the last checkpoint) are
+    removed, because the resumed run records those steps again.
+    """
+    checkpoint = latest_checkpoint(run_dir)
+    if checkpoint is not None and not resume:
+        raise RunDirInUse(
+            f"{run_dir} already holds a run (latest checkpoint {checkpoint.name}): pass --resume to continue it, "
+            "or choose another --run-dir"
+        )
+    step = checkpoint_step(checkpoint) if checkpoint is not None else 0
+    RolloutStore(run_dir, num_generations=1).truncate(after_step=step)
+    CurvesFile(run_dir).truncate(after_step=step)
+    return checkpoint
+
+
+def train(
+    config: RunConfig, resume: bool = False, echo: bool = True, make_reward: RewardFactory = CompositeReward
+) -> dict[str, Path]:
+    """One run end to end: resume point, training, the adapter and the run's gallery. Returns what it wrote."""
+    assert config.run_dir is not None, "RunConfig resolves run_dir when it is built"
+    run_dir = Path(config.run_dir)
+    checkpoint = prepare_run_dir(run_dir, resume)
+    config.save(run_dir / "config.yaml")
+    trainer = build_trainer(config, run_dir, echo=echo, make_reward=make_reward)
+    try:
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
+    finally:
+        close_reward(trainer)
+    adapter = export_adapter(trainer, run_dir / ADAPTER_DIR, base_model=config.training.model, config_name=config.name)
+    store = RolloutStore(run_dir, config.training.num_generations, preset=config.name)
+    gallery = write_gallery(
+        gallery_items(store.rows(), run_dir / GALLERY_DIR, run_dir),
+        run_dir / GALLERY_DIR,
+        f"{config.name}: {run_dir.name}",
+    )
+    return {
+        "config": run_dir / "config.yaml",
+        "curves": CurvesFile(run_dir).path,
+        "rollouts": store.root,
+        "checkpoints": run_dir / CHECKPOINTS_DIR,
+        "adapter": adapter,
+        "gallery": gallery,
+    }
