@@ -15,21 +15,26 @@ COMMANDS = {
     "render": "Render sketches or completions to PNGs (JSON lines on stdout).",
     "gate": "Run the admission gate on sketches or completions (JSON lines on stdout).",
     "demo": "The README's main job on its offline default.",
+    "space": "Wake, pause, sleep or inspect the scorer Space on the Hub.",
+    "train": "GRPO-train the policy from a preset into a run directory (--resume continues it).",
+    "warmstart": "SFT the policy's LoRA on pool and procedural sketches: the adapter GRPO starts from.",
+    "evaluate": "Sample, score and compare the base policy and an adapter; writes a side-by-side gallery.",
 }
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="watercolour", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         sub.add_parser(name, help=help_text, description=help_text)
-    # Parse the command name first, then let only that command's module declare its arguments.
-    known, _ = parser.parse_known_args(argv)
-    module = importlib.import_module(f"watercolour.commands.{known.command}")
-    command_parser = sub.choices[known.command]
-    module.add_arguments(command_parser)
+    # Only the named command's module declares its arguments, before anything is parsed: parsing first would
+    # answer `watercolour train --help` with the bare subcommand's help.
+    command = next((word for word in argv if not word.startswith("-")), None)
+    if command in COMMANDS:
+        importlib.import_module(f"watercolour.commands.{command}").add_arguments(sub.choices[command])
     args = parser.parse_args(argv)
-    return int(module.run(args) or 0)
+    return int(importlib.import_module(f"watercolour.commands.{args.command}").run(args) or 0)
 
 
 if __name__ == "__main__":
