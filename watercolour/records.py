@@ -99,7 +99,9 @@ class RewardParts(BaseModel):
     length: float = 0.0
     aesthetic: float | None = None
     judge: float | None = None
-    aesthetic_score: AestheticScore | None = Field(default=None, description="The scorer's answer, raw value included.")
+    aesthetic_score: AestheticScore | None = Field(
+        default=None, description="The scorer's answer, raw value included."
+    )
     weights: dict[str, float] = Field(default_factory=dict)
     backends: dict[str, str] = Field(default_factory=dict, description="Backend ids, offline ones named as such.")
     verdict: GateVerdict | None = None
