@@ -187,3 +187,70 @@ def test_a_failing_train_run_still_puts_its_space_to_sleep(prefect_server, hub, 
     assert hub.spaces[SPACE].sleep_time == 600  # the server-side backstop, set before anything else
     # The finally paused it; the on_failure hook found it paused and left it so.
     assert len(hub.calls_to("/pause")) == 1 and len(hub.calls_to("/runtime")) >= 5
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_scorer_killed_mid_run_gives_dead_letters_and_the_space_still_sleeps_at_the_end(
+    prefect_server, hub, scorer, tmp_path
+):
+    """The whole train flow: the Space wakes, the scorer dies once training has started, every admitted rollout
+    becomes a dead letter with a None reward, the run still completes, and the Space is paused at the end."""
+    import json
+    import threading
+
+    from models import tiny_sketcher
+
+    from flows.train import train
+    from tasks.space import SpaceSettings
+    from watercolour.rollout_store import RolloutStore
+
+    hub.add_space(SPACE, stage="PAUSED")
+    space = SpaceSettings(
+        repo_id=SPACE, endpoint=hub.endpoint, token_env="WATERCOLOUR_TEST_HUB_TOKEN", poll_s=0.05, idle_s=600
+    )
+    run_dir = tmp_path / "run"
+    overrides = {
+        "aesthetic.url": scorer.url,
+        "aesthetic.attempts": 2,
+        "aesthetic.backoff_s": 0.05,
+        "aesthetic.timeout_s": 5,
+        "run_dir": str(run_dir),
+        "training.model": str(tiny_sketcher()),
+        "training.steps": 2,
+        "training.save_steps": 2,
+        "training.num_generations": 4,
+        "training.gradient_accumulation_steps": 1,
+        "training.per_device_batch_size": 4,
+        "render.browsers": 1,
+    }
+
+    def kill_scorer_once_training_starts() -> None:
+        # config.yaml is written by the trainer after the health checks passed against the live scorer.
+        deadline = time.monotonic() + 300
+        while not (run_dir / "config.yaml").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        scorer.kill()
+
+    killer = threading.Thread(target=kill_scorer_once_training_starts, daemon=True)
+    killer.start()
+    try:
+        state = train("hps-only", overrides, space=space, return_state=True)
+    finally:
+        close_reward_engine()
+    killer.join(timeout=5)
+    assert state.is_completed(), state.message
+
+    rows = RolloutStore(run_dir, num_generations=4).rows()
+    assert sorted({row["step"] for row in rows}) == [1, 2] and len(rows) == 8
+    admitted = [row for row in rows if not row["violations"]]
+    refused = [row for row in rows if row["violations"]]
+    # Every admitted rollout needed the dead scorer: None and a dead letter, never a zero. Refused ones are 0.0.
+    assert admitted and all(row["reward"] is None and row["dead_letter"] for row in admitted)
+    assert all(row["reward"] == 0.0 for row in refused)
+    letters = [json.loads(line) for line in (run_dir / "dead_letters.jsonl").read_text().splitlines()]
+    assert len(letters) >= len(admitted) and {letter["stage"] for letter in letters} <= {"aesthetic", "fan-out"}
+    # Woken at the start, paused at the end, with the server-side backstop set first.
+    assert hub.transitions[0][1:] == ("PAUSED", "BUILDING")
+    assert hub.transitions[-1][1:] == ("RUNNING", "PAUSED")
+    assert hub.spaces[SPACE].sleep_time == 600
