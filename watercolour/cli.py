@@ -19,6 +19,7 @@ COMMANDS = {
     "train": "GRPO-train the policy from a preset into a run directory (--resume continues it).",
     "warmstart": "SFT the policy's LoRA on pool and procedural sketches: the adapter GRPO starts from.",
     "evaluate": "Sample, score and compare the base policy and an adapter; writes a side-by-side gallery.",
+    "pool": "Build the reference pool by hand: generate, rate, pack, calibrate and refresh candidates.",
 }
 
 

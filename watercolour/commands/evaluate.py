@@ -1,0 +1,47 @@
+"""`watercolour evaluate`: sample K paintings from the base policy and from an adapter, score both, compare.
+
+Prints the reward distribution before and after (mean, median, share under 0.3, gate pass rate) and writes
+`OUT/evaluation.json` and a side-by-side gallery `OUT/index.html`. See docs/learning.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--adapter", type=Path, required=True, help="A LoRA adapter folder (warm start or run).")
+    parser.add_argument(
+        "--base",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Also sample the base policy on the same prompts and seeds (default on).",
+    )
+    parser.add_argument("--n", type=int, default=8, help="Paintings per policy (default 8).")
+    parser.add_argument(
+        "--preset", help="Preset for sampling and scoring (default: the one the adapter was trained with)."
+    )
+    parser.add_argument("--out", type=Path, help="Output folder (default: ADAPTER/../evaluation).")
+    parser.add_argument("--seed", type=int, default=0, help="Sampling seed, shared by both policies (default 0).")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="Configuration overrides.")
+
+
+def run(args: argparse.Namespace) -> int:
+    from watercolour.adapter import METADATA_FILE
+    from watercolour.config import load_config, parse_overrides
+    from watercolour.evaluation import evaluate, format_evaluation
+
+    metadata = args.adapter / METADATA_FILE
+    trained_with = json.loads(metadata.read_text()).get("config_name") if metadata.is_file() else None
+    preset = args.preset or trained_with
+    if not preset:
+        raise SystemExit(f"{args.adapter} does not say which preset trained it: pass --preset (e.g. demo)")
+    config = load_config(preset, parse_overrides(args.overrides))
+    out = args.out or args.adapter.parent / "evaluation"
+    report = evaluate(args.adapter, args.n, config, out, base=args.base, seed=args.seed)
+    print(f"{report['subject']}, {args.n} samples per policy, backends {report['backends']}")
+    print(format_evaluation(report))
+    print(f"gallery: {report['gallery']}")
+    return 0

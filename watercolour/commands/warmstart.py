@@ -1,0 +1,39 @@
+"""`watercolour warmstart`: SFT the preset's policy on pool and procedural sketches; writes the start adapter.
+
+The adapter lands in `RUN_DIR/warmstart/adapter`; start GRPO from it with `training.start_adapter=<that path>`.
+See docs/learning.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", required=True, help="Run preset in deployments/presets (e.g. demo).")
+    parser.add_argument("--run-dir", type=Path, help="Run directory (default runs/<name>).")
+    parser.add_argument("--examples", type=int, default=48, help="SFT examples, pool and procedural (default 48).")
+    parser.add_argument("--epochs", type=float, default=1.0, help="Passes over the examples (default 1).")
+    parser.add_argument(
+        "overrides", nargs="*", metavar="KEY=VALUE", help="Configuration overrides, e.g. training.lora_r=8."
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from watercolour.config import load_config, parse_overrides
+    from watercolour.warmstart import warm_start
+
+    overrides = parse_overrides(args.overrides)
+    if args.run_dir is not None:
+        overrides["run_dir"] = str(args.run_dir)
+    config = load_config(args.preset, overrides)
+    report = warm_start(config, examples=args.examples, epochs=args.epochs)
+    print(
+        f"warm start: {report.examples} examples ({report.pool_examples} from the pool), {report.optimizer_steps} "
+        f"steps, {report.tokens} tokens in {report.seconds:.0f} s; loss {report.first_loss:.3f} -> "
+        f"{report.last_loss:.3f}"
+    )
+    print(f"adapter: {report.adapter_dir}")
+    print(f"start GRPO from it: watercolour train --preset {args.preset} training.start_adapter={report.adapter_dir}")
+    return 0

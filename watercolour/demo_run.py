@@ -1,0 +1,64 @@
+"""The demo's learning run: warm start, GRPO from the warm-start adapter, then the learning summary.
+
+`run_demo(run_dir)` is what `watercolour demo` runs on the `demo` preset: SFT on pool and procedural sketches
+(`watercolour.warmstart`), a short GRPO run through the trainer with `training.start_adapter` set to that
+adapter, and `summarize_run` over the run's curves. A warm start already in the run directory is reused and a
+GRPO run with checkpoints resumes, so an interrupted demo picks up where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from watercolour.evaluation import RunSummary, format_summary, summarize_run
+from watercolour.warmstart import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, warm_start
+
+
+DEMO_PRESET = "demo"
+# Measured on the shared 2-core dev box: 22-60 s per SFT step of ~1.8k tokens (prompt included). Twelve examples
+# seen twice (24 steps, ~9-15 min) reached a lower loss than 24 seen once (docs/learning.md).
+DEMO_EXAMPLES = 12
+DEMO_EPOCHS = 2.0
+SUMMARY_FILE = "summary.json"
+
+
+def run_demo(
+    run_dir: Path | None = None,
+    preset: str = DEMO_PRESET,
+    examples: int = DEMO_EXAMPLES,
+    epochs: float = DEMO_EPOCHS,
+    overrides: dict[str, Any] | None = None,
+    echo: bool = True,
+) -> RunSummary:
+    """Warm start, GRPO from it, and the summary of the GRPO run's reward (also written to summary.json)."""
+    from watercolour.config import load_config
+
+    overrides = dict(overrides or {})
+    if run_dir is not None:
+        overrides["run_dir"] = str(run_dir)
+    config = load_config(preset, overrides)
+    assert config.run_dir is not None
+    run_dir = Path(config.run_dir)
+
+    # ---- warm start (reused when a finished one is already in the run directory)
+    adapter = run_dir / WARMSTART_DIR / ADAPTER_DIR
+    if not (run_dir / WARMSTART_DIR / REPORT_FILE).is_file():
+        warm_start(config, run_dir, examples=examples, epochs=epochs)
+    config = config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
+
+    # ---- GRPO from the warm-start adapter; trackio reads its directory once, when TRL first imports it
+    os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
+    from watercolour.trainer import latest_checkpoint, train
+
+    train(config, resume=latest_checkpoint(run_dir) is not None, echo=echo)
+
+    # ---- did the reward rise?
+    summary = summarize_run(run_dir)
+    (run_dir / SUMMARY_FILE).write_text(json.dumps({**asdict(summary), "rises": summary.rises}, indent=2) + "\n")
+    if echo:
+        print(format_summary(summary))
+    return summary

@@ -1,0 +1,254 @@
+"""Did the run learn? A run's reward trend from its curves, and a before/after sample of base and adapter.
+
+`summarize_run` reads `run_dir/curves.csv`: the first and last steps' reward and gate pass rate, the OLS slope
+of the step mean reward on the step index with its t-statistic (t = slope / SE(slope), docs/learning.md), and
+the share of groups whose rewards were all equal (no gradient). `evaluate` samples K paintings from the base
+policy and from the adapter with the training sampling settings on the same prompts and seeds, scores both with
+the run's composite reward and writes a side-by-side gallery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from statistics import fmean, median
+from typing import Any
+
+from watercolour.config import RunConfig
+from watercolour.curves import LOW_REWARD, CurvesFile
+
+
+# A slope this many standard errors above zero is read as a rise (about p < 0.05 one-sided for n > 8).
+RISE_T = 2.0
+
+
+@dataclass
+class RunSummary:
+    """A run's learning in a few numbers (see docs/learning.md for the formula)."""
+
+    steps: int
+    first_reward: float
+    last_reward: float
+    first_gate: float | None
+    last_gate: float | None
+    slope: float
+    slope_se: float
+    t: float
+    frac_reward_zero_std: float | None
+
+    @property
+    def rises(self) -> bool:
+        return self.t > RISE_T
+
+
+def reward_trend(steps: list[float], rewards: list[float]) -> tuple[float, float, float]:
+    """OLS slope of reward on step, its standard error and t = slope / SE (needs three steps or more)."""
+    n = len(steps)
+    if n < 3:
+        raise ValueError(f"a trend needs at least 3 steps with a reward, got {n}")
+    x_mean, y_mean = fmean(steps), fmean(rewards)
+    sxx = sum((x - x_mean) ** 2 for x in steps)
+    slope = sum((x - x_mean) * (y - y_mean) for x, y in zip(steps, rewards, strict=True)) / sxx
+    intercept = y_mean - slope * x_mean
+    residual = sum((y - intercept - slope * x) ** 2 for x, y in zip(steps, rewards, strict=True))
+    se = math.sqrt(residual / (n - 2) / sxx)
+    t = slope / se if se > 0 else math.copysign(math.inf, slope) if slope else 0.0
+    return slope, se, t
+
+
+def _number(value: str | None) -> float | None:
+    return float(value) if value not in (None, "") else None
+
+
+def summarize_run(run_dir: Path) -> RunSummary:
+    """The learning summary of the run whose curves are in `run_dir/curves.csv`."""
+    rows = [row for row in CurvesFile(Path(run_dir)).read() if _number(row["reward_mean"]) is not None]
+    if not rows:
+        raise ValueError(f"no steps with a reward in {Path(run_dir) / 'curves.csv'}: has the run trained a step?")
+    steps = [float(row["step"]) for row in rows]
+    rewards = [float(row["reward_mean"]) for row in rows]
+    slope, se, t = reward_trend(steps, rewards)
+    zero_std = [value for row in rows if (value := _number(row["frac_reward_zero_std"])) is not None]
+    return RunSummary(
+        steps=len(rows),
+        first_reward=rewards[0],
+        last_reward=rewards[-1],
+        first_gate=_number(rows[0]["gate_pass_rate"]),
+        last_gate=_number(rows[-1]["gate_pass_rate"]),
+        slope=slope,
+        slope_se=se,
+        t=t,
+        frac_reward_zero_std=fmean(zero_std) if zero_std else None,
+    )
+
+
+def _cell(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def format_summary(summary: RunSummary) -> str:
+    """The summary as a small table plus its verdict line."""
+    verdict = "rises" if summary.rises else "does not rise clearly"
+    return "\n".join(
+        [
+            f"{'':24} {'first step':>10} {'last step':>10}",
+            f"{'mean reward':24} {summary.first_reward:>10.3f} {summary.last_reward:>10.3f}",
+            f"{'gate pass rate':24} {_cell(summary.first_gate, '.0%'):>10} {_cell(summary.last_gate, '.0%'):>10}",
+            f"reward slope {summary.slope:+.4f}/step (SE {summary.slope_se:.4f}, t = {summary.t:.2f}, "
+            f"{summary.steps} steps): the reward {verdict}",
+            f"frac_reward_zero_std (mean over steps): {_cell(summary.frac_reward_zero_std, '.2f')}",
+        ]
+    )
+
+
+@dataclass
+class SideStats:
+    """One policy's sampled rewards; a rollout whose reward could not be measured (None) is left out."""
+
+    n: int
+    mean: float | None
+    median: float | None
+    share_under_0_3: float | None
+    gate_pass_rate: float
+
+
+def side_stats(rewards: list[float | None], gates: list[float]) -> SideStats:
+    measured = [reward for reward in rewards if reward is not None]
+    return SideStats(
+        n=len(rewards),
+        mean=fmean(measured) if measured else None,
+        median=median(measured) if measured else None,
+        share_under_0_3=fmean(float(r < LOW_REWARD) for r in measured) if measured else None,
+        gate_pass_rate=fmean(gates) if gates else 0.0,
+    )
+
+
+def sample(model: Any, tokenizer: Any, subject: str, n: int, config: RunConfig, seed: int) -> list[str]:
+    """n completions of the painting prompt with the training sampling settings, reproducible from `seed`."""
+    import torch
+
+    from watercolour.prompt import messages
+
+    training = config.training
+    inputs = tokenizer.apply_chat_template(
+        messages(subject), add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        output = model.generate(
+            **inputs,
+            do_sample=True,
+            temperature=training.temperature,
+            top_p=training.top_p,
+            top_k=training.top_k,
+            max_new_tokens=training.max_completion_length,
+            num_return_sequences=n,
+            pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
+        )
+    prompt_length = inputs["input_ids"].shape[1]
+    return tokenizer.batch_decode(output[:, prompt_length:], skip_special_tokens=True)
+
+
+def evaluate(adapter_dir: Path, n: int, config: RunConfig, out_dir: Path, base: bool = True, seed: int = 0) -> dict:
+    """Sample, score and compare the base policy and the adapter; writes evaluation.json and a gallery."""
+    import torch
+
+    from rewards.composite import CompositeReward
+    from watercolour.adapter import load_policy
+
+    if not torch.cuda.is_available():
+        torch.set_num_threads(1)  # two threads ran 8x slower than one on the contended 2-core dev box
+    out_dir = Path(out_dir)
+    model, tokenizer = load_policy(Path(adapter_dir))
+    model.eval()
+    subject = config.training.subject
+    samples = {"adapter": sample(model, tokenizer, subject, n, config, seed)}
+    if base:
+        # The same weights with the LoRA switched off: the base policy, on the same prompt and sampling seed.
+        with model.disable_adapter():
+            samples = {"base": sample(model, tokenizer, subject, n, config, seed), **samples}
+    scored: dict[str, list] = {}
+
+    def keep(prompts: list, completions: list, parts: list, kwargs: dict) -> None:
+        scored[kwargs["side"]] = parts
+
+    reward = CompositeReward(config, out_dir, on_scored=keep)
+
+    async def score_all() -> None:
+        try:
+            for side, completions in samples.items():
+                # Sample i of each side faces the same judge references (one group seed per index).
+                await reward([subject] * n, completions, group_seed=list(range(n)), side=side)
+        finally:
+            await reward.aclose()
+
+    asyncio.run(score_all())
+    report = {
+        "adapter": str(adapter_dir),
+        "subject": subject,
+        "n": n,
+        "seed": seed,
+        "sampling": config.training.model_dump(include={"temperature", "top_p", "top_k", "max_completion_length"}),
+        "backends": scored["adapter"][0].backends if scored["adapter"] else {},
+        "sides": {
+            side: asdict(side_stats([p.reward for p in parts], [p.gate for p in parts]))
+            for side, parts in scored.items()
+        },
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "evaluation.json").write_text(json.dumps(report, indent=2) + "\n")
+    report["gallery"] = str(_gallery(samples, scored, out_dir, subject))
+    return report
+
+
+def _gallery(samples: dict[str, list[str]], scored: dict[str, list], out_dir: Path, subject: str) -> Path:
+    from watercolour.gallery import GalleryItem, write_gallery
+
+    items = []
+    for index in range(len(samples["adapter"])):
+        for side in samples:
+            parts = scored[side][index]
+            verdict = parts.verdict
+            image = ""
+            if verdict is not None and verdict.render is not None and verdict.render.png is not None:
+                image = f"{side}_{index:03d}.png"
+                (out_dir / image).write_bytes(verdict.render.png)
+            items.append(
+                GalleryItem(
+                    image=image,
+                    title=f"{side} #{index}",
+                    sketch=(verdict.sketch if verdict is not None else None) or samples[side][index],
+                    reward=parts.reward,
+                    parts={
+                        "gate": parts.gate,
+                        "length": parts.length,
+                        "aesthetic": parts.aesthetic,
+                        "judge": parts.judge,
+                    },
+                    preset=side,
+                    violations=verdict.violations if verdict is not None else ["dead letter"],
+                )
+            )
+    return write_gallery(items, out_dir, title=f"{subject}: base policy and adapter, side by side")
+
+
+def format_evaluation(report: dict) -> str:
+    """Before/after table of the reward distribution."""
+    sides = report["sides"]
+    names = list(sides)
+    lines = [f"{'':18}" + "".join(f"{name:>10}" for name in names) + ("     shift" if len(names) == 2 else "")]
+    for key, label, spec in (
+        ("mean", "mean reward", ".3f"),
+        ("median", "median reward", ".3f"),
+        ("share_under_0_3", "share under 0.3", ".0%"),
+        ("gate_pass_rate", "gate pass rate", ".0%"),
+    ):
+        values = [sides[name][key] for name in names]
+        row = f"{label:18}" + "".join(f"{_cell(value, spec):>10}" for value in values)
+        if len(values) == 2 and None not in values:
+            row += f"{values[1] - values[0]:>+10{spec}}"
+        lines.append(row)
+    return "\n".join(lines)

@@ -1,0 +1,172 @@
+"""The warm start: supervised fine-tuning of the policy's LoRA on good sketches before GRPO.
+
+GRPO learns only from groups whose rollouts differ in reward. A small untuned policy almost never writes a sketch
+that passes the gate, so every reward in every group is 0 and the run teaches nothing. A short SFT on the
+reference pool's sketches plus procedural ones (`watercolour.procedural`), framed as chat answers to the real
+painting prompt, moves the policy to where some rollouts pass; `training.start_adapter` then makes GRPO carry
+on from that adapter. The adapter is written with `watercolour.adapter.export_adapter` and checked by loading
+it back through `load_policy`, which verifies every tensor.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from watercolour.config import RunConfig
+from watercolour.prompt import messages
+
+
+WARMSTART_DIR = "warmstart"
+ADAPTER_DIR = "adapter"
+REPORT_FILE = "warmstart.json"
+# SFT wants a larger step than GRPO's: a few dozen examples must move a fresh LoRA from token soup to sketches.
+# Measured on SmolLM2-135M (24 steps each): 3e-4 ended at loss 0.87, 1e-3 at 0.50, with no instability.
+LEARNING_RATE = 1e-3
+# A third of the examples come from the pool (hand-written, but few fit the budget); the rest are procedural.
+POOL_SHARE = 1 / 3
+
+
+@dataclass
+class WarmStartReport:
+    """What the warm start did, written to `run_dir/warmstart/warmstart.json`."""
+
+    adapter_dir: str
+    base_model: str
+    examples: int
+    pool_examples: int
+    epochs: float
+    optimizer_steps: int
+    tokens: int
+    seconds: float
+    losses: list[float] = field(default_factory=list)
+
+    @property
+    def first_loss(self) -> float:
+        return self.losses[0]
+
+    @property
+    def last_loss(self) -> float:
+        return self.losses[-1]
+
+
+def build_examples(
+    count: int, subject: str, tokenizer: Any, max_completion_tokens: int, seed: int = 0
+) -> tuple[list[dict], int]:
+    """`count` prompt/completion chat rows and how many came from the pool.
+
+    Only answers that fit `max_completion_tokens` are taught: a policy taught longer ones would be cut off by
+    GRPO's completion budget and fail the gate as truncated. Half the procedural rows paint the run's subject.
+    """
+    from watercolour.procedural import completion, plan_flower, reply
+    from watercolour.reference_pool import load_pool
+
+    def fits(text: str) -> bool:
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"]) < max_completion_tokens
+
+    pool = [(ref.subject, reply(ref.subject, ref.sketch)) for ref in load_pool()]
+    pool = [(topic, text) for topic, text in pool if fits(text)]
+    rng = random.Random(seed)
+    rng.shuffle(pool)
+    chosen = pool[: round(count * POOL_SHARE)]
+    procedural_seed = seed * 100_000
+    while len(chosen) < count:
+        topic = plan_flower(procedural_seed, subject if len(chosen) % 2 == 0 else None).subject
+        text = completion(procedural_seed, topic)
+        procedural_seed += 1
+        if fits(text):
+            chosen.append((topic, text))
+    rng.shuffle(chosen)
+    rows = [
+        {"prompt": messages(topic), "completion": [{"role": "assistant", "content": text}]} for topic, text in chosen
+    ]
+    return rows, sum(1 for item in chosen if item in pool)
+
+
+def warm_start(
+    config: RunConfig,
+    run_dir: Path | None = None,
+    examples: int = 48,
+    epochs: float = 1.0,
+    learning_rate: float = LEARNING_RATE,
+) -> WarmStartReport:
+    """SFT the configured policy's LoRA on pool and procedural sketches; write and verify the adapter."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    from watercolour.adapter import export_adapter, load_base, load_policy
+    from watercolour.policy import resolve_model
+    from watercolour.trainer import device_settings, lora_config
+
+    training = config.training
+    run_dir = Path(run_dir or config.run_dir or Path("runs") / config.name)
+    out_dir = run_dir / WARMSTART_DIR
+    cuda = torch.cuda.is_available()
+    if not cuda:
+        # Two torch threads ran 8x slower than one on a contended 2-core machine (thread-sync stalls).
+        torch.set_num_threads(1)
+    base_path = resolve_model(training.model)
+    tokenizer = AutoTokenizer.from_pretrained(base_path)
+    rows, from_pool = build_examples(
+        examples, training.subject, tokenizer, training.max_completion_length, training.seed
+    )
+    # The templated prompt's character count bounds its token count (a token is at least one character).
+    prompt_chars = len(
+        tokenizer.apply_chat_template(messages(training.subject), add_generation_prompt=True, tokenize=False)
+    )
+    bf16, checkpointing = device_settings(training)
+    args = SFTConfig(
+        output_dir=str(out_dir / "trainer"),
+        num_train_epochs=epochs,
+        learning_rate=learning_rate,
+        lr_scheduler_type="cosine",
+        warmup_steps=max(1, round(0.1 * examples * epochs)),
+        per_device_train_batch_size=1,
+        gradient_accumulation_steps=1,
+        # Never truncate: every row is a prompt plus a completion shorter than GRPO's budget.
+        max_length=prompt_chars + training.max_completion_length,
+        completion_only_loss=True,
+        bf16=bf16,
+        use_cpu=not cuda,
+        # Recomputing activations buys memory a 135M model on CPU does not need, at a third more time.
+        gradient_checkpointing=checkpointing,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        seed=training.seed,
+        disable_tqdm=True,
+    )
+    model = load_base(base_path, dtype=torch.bfloat16 if bf16 else torch.float32)
+    trainer = SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        peft_config=lora_config(training),
+    )
+    started = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - started
+    adapter_dir = export_adapter(trainer, out_dir / ADAPTER_DIR, base_model=training.model, config_name=config.name)
+    # Load it back the one tested way: raises unless every adapter tensor landed with its trained value.
+    load_policy(adapter_dir)
+    history = trainer.state.log_history
+    report = WarmStartReport(
+        adapter_dir=str(adapter_dir),
+        base_model=training.model,
+        examples=len(rows),
+        pool_examples=from_pool,
+        epochs=epochs,
+        optimizer_steps=trainer.state.global_step,
+        tokens=int(max(entry.get("num_tokens", 0) for entry in history)),
+        seconds=round(seconds, 1),
+        losses=[round(entry["loss"], 4) for entry in history if "loss" in entry],
+    )
+    (out_dir / REPORT_FILE).write_text(json.dumps(asdict(report), indent=2) + "\n")
+    return report
