@@ -1,0 +1,154 @@
+"""`watercolour pool`: build the reference pool by hand: generate, rate, pack, calibrate, refresh (docs/pool.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
+
+    generate = steps.add_parser("generate", help="Generate, gate and render candidates from chat models.")
+    generate.add_argument("--endpoints", required=True, help="OpenAI-compatible base URLs, comma-separated.")
+    generate.add_argument("--models", required=True, help="Model ids, comma-separated (one endpoint each, or one).")
+    generate.add_argument("--per-model", type=int, default=15, help="First drafts per model (default 15).")
+    generate.add_argument("--out", type=Path, required=True, help="Candidate folder (created; batches append).")
+    generate.add_argument("--subject", default="a peach hibiscus", help="What to paint, or 'sample' for a mix.")
+    generate.add_argument("--photos", type=Path, help="Folder of reference photos with attribution.json.")
+    generate.add_argument("--rounds", type=int, default=0, choices=range(4), help="Critique-and-revise rounds (0-3).")
+    generate.add_argument("--critic-url", help="OpenAI-compatible base URL of the vision critic.")
+    generate.add_argument("--critic-model", help="Model id of the vision critic.")
+    generate.add_argument("--token-env", default="HF_TOKEN", help="Env var holding the API key (default HF_TOKEN).")
+    generate.add_argument("--max-tokens", type=int, default=2400, help="Reply budget of one sketch.")
+    generate.add_argument("--timeout", type=float, default=180.0, help="Read timeout of one call, in seconds.")
+    generate.add_argument("--seed", type=int, default=0, help="Seeds subjects and temperatures.")
+
+    rate = steps.add_parser("rate", help="Rate candidates in a local web page (1 love, 2 okay, 3 meh, 4 nope).")
+    rate.add_argument("folder", type=Path, help="Candidate folder written by `pool generate`.")
+    rate.add_argument("--port", type=int, default=8765, help="Port on 127.0.0.1 (default 8765).")
+    rate.add_argument("--no-open", action="store_true", help="Do not open a browser tab.")
+    rate.add_argument("--all", action="store_true", help="Also show candidates the gate refused.")
+
+    pack = steps.add_parser("pack", help="Pack rated candidates into a pool folder and dataset.")
+    pack.add_argument("folder", nargs="?", type=Path, help="Candidate folder (omit with --bundled).")
+    pack.add_argument("--out", type=Path, required=True, help="Pool folder to write.")
+    pack.add_argument("--bundled", action="store_true", help="Pack the bundled seed pool instead.")
+    pack.add_argument("--push", metavar="REPO_ID", help="Also push the dataset to this Hub dataset repo.")
+
+    calibrate = steps.add_parser("calibrate", help="Win rate of policy paintings against each pool reference.")
+    calibrate.add_argument("--pool", type=Path, help="Pool folder (default: the bundled seed pool).")
+    calibrate.add_argument("--paintings", required=True, help="Folder of PNG paintings, or a glob.")
+    calibrate.add_argument("--k", type=int, default=16, help="Paintings sampled (default 16).")
+    calibrate.add_argument("--judge-preset", choices=("offline", "openai"), default="offline", help="Judge backend.")
+    calibrate.add_argument("--judge-url", help="OpenAI-compatible base URL (for --judge-preset openai).")
+    calibrate.add_argument("--judge-model", help="Judge model id (for --judge-preset openai).")
+    calibrate.add_argument("--out", type=Path, default=Path("calibration.json"), help="Report file.")
+    calibrate.add_argument("--seed", type=int, default=0, help="Seeds the sample of paintings.")
+
+    refresh = steps.add_parser("refresh", help="Re-render and re-gate a pool; report drift from its PNGs.")
+    refresh.add_argument("--pool", type=Path, help="Pool folder (default: the bundled seed pool).")
+    refresh.add_argument("--report", type=Path, default=Path("data/pool-refresh.json"), help="Last refresh's report.")
+
+
+def run(args: argparse.Namespace) -> int:
+    return {"generate": generate, "rate": rate, "pack": pack, "calibrate": calibrate, "refresh": refresh}[args.step](
+        args
+    )
+
+
+def generate(args: argparse.Namespace) -> int:
+    from renderers import BrowserPool
+    from watercolour.pool_tools.generate import GenerateSettings, generate, load_photos
+
+    settings = GenerateSettings(
+        endpoints=args.endpoints.split(","),
+        models=args.models.split(","),
+        per_model=args.per_model,
+        subject=args.subject,
+        rounds=args.rounds,
+        critic_url=args.critic_url,
+        critic_model=args.critic_model,
+        token_env=args.token_env,
+        max_tokens=args.max_tokens,
+        timeout_s=args.timeout,
+        seed=args.seed,
+    )
+    if settings.rounds and not (settings.critic_url and settings.critic_model):
+        raise SystemExit("--rounds needs a critic: pass --critic-url and --critic-model")
+    photos = load_photos(args.photos) if args.photos else []
+
+    async def main() -> int:
+        async with BrowserPool(browsers=1, pages_per_browser=2) as renderer:
+            made = await generate(settings, args.out, renderer, photos)
+        print(
+            f"{sum(c.passed for c in made)} of {len(made)} candidates passed the gate; rate them with "
+            f"`watercolour pool rate {args.out}`"
+        )
+        return 0 if made else 1
+
+    return asyncio.run(main())
+
+
+def rate(args: argparse.Namespace) -> int:
+    from watercolour.pool_tools.rate import serve
+
+    serve(args.folder, args.port, open_browser=not args.no_open, show_refused=args.all)
+    return 0
+
+
+def pack(args: argparse.Namespace) -> int:
+    from watercolour.pool_tools.pack import bundled_rows, candidate_rows, write_pool
+
+    if args.bundled == (args.folder is not None):
+        raise SystemExit("pass either a candidate folder or --bundled")
+    if args.bundled:
+        rows, description = bundled_rows(), "The bundled seed pool, tiers set by the project."
+    else:
+        rows, description = candidate_rows(args.folder), f"Candidates from {args.folder.name}, rated by a person."
+    revision = write_pool(rows, args.out, description, push=args.push)
+    tiers = {tier: sum(row["tier"] == tier for row in rows) for tier in ("love", "okay", "meh")}
+    print(f"packed {args.out} at revision {revision}: {tiers}")
+    return 0
+
+
+def calibrate(args: argparse.Namespace) -> int:
+    from rewards.judge import JudgeSettings
+    from watercolour.pool_tools.calibrate import calibrate, find_paintings, write_report
+
+    if args.judge_preset == "openai":
+        settings = JudgeSettings(backend="openai", base_url=args.judge_url, model=args.judge_model)
+    else:
+        settings = JudgeSettings(backend="offline")
+    report = asyncio.run(calibrate(args.pool, find_paintings(args.paintings), args.k, settings, args.seed))
+    write_report(report, args.out)
+    for name, members in report["bands"].items():
+        print(f"{name}: {', '.join(members) or '-'}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+def refresh(args: argparse.Namespace) -> int:
+    from rewards.cache import write_atomic
+    from tasks.fanout import close_reward_engine
+    from tasks.pool import read_last, refresh_sketch
+    from watercolour.config import RenderSettings
+    from watercolour.reference_pool import BUNDLED_POOL
+
+    folder = args.pool or BUNDLED_POOL
+    sketches = sorted(Path(folder).glob("*.js"))
+    if not sketches:
+        raise SystemExit(f"no sketches (*.js) in {folder}: pass --pool with a pool folder")
+    last = read_last(args.report)
+    try:
+        rows = [refresh_sketch.fn(sketch, RenderSettings(), last.get(sketch.stem)) for sketch in sketches]
+    finally:
+        close_reward_engine()
+    for row in rows:
+        print(json.dumps(row))
+    changed = [row["sketch"] for row in rows if row["verdict_changed"] or (row["moved_pixels"] or 0) > 0.01]
+    write_atomic(args.report, json.dumps(rows, indent=1).encode())
+    print(f"refreshed {len(rows)} sketches; changed: {', '.join(changed) or 'none'}")
+    return 0
