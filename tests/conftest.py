@@ -14,6 +14,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 
+HUB_TOKEN = "hf_secret_never_logged"
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    """A loopback Hugging Face Hub (Space runtime, restart, pause, sleep time, uploads) on 127.0.0.1."""
+    import huggingface_hub.constants
+    from servers.hub import HubLoopback
+
+    # The session runs with the Hub offline for model loading; Space control is the one place that must reach a
+    # "Hub", and it reaches this one.
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("WATERCOLOUR_TEST_HUB_TOKEN", HUB_TOKEN)
+    with HubLoopback(token=HUB_TOKEN) as server:
+        yield server
+
+
 @pytest_asyncio.fixture(scope="session")
 async def browser_pool():
     """A started BrowserPool shared by every browser test (launching Chromium costs ~0.5 s a browser)."""

@@ -18,7 +18,6 @@ from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.testing.utilities import prefect_test_harness
-from servers.hub import HubLoopback
 
 from tasks.fanout import FannedReward, FanOutSettings, StepState, close_reward_engine, make_task_runner
 from tasks.observe import StepReporter
@@ -26,7 +25,6 @@ from watercolour.config import load_config
 
 
 ROOT = Path(__file__).resolve().parent.parent
-TOKEN = "hf_flow_test_token"
 SPACE = "painter/watercolour-hpsv3"
 
 
@@ -35,16 +33,6 @@ def prefect_server(tmp_path_factory):
     os.environ.setdefault("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect-home")))
     with prefect_test_harness(server_startup_timeout=120):
         yield
-
-
-@pytest.fixture
-def hub(monkeypatch):
-    import huggingface_hub.constants
-
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setenv("WATERCOLOUR_TEST_HUB_TOKEN", TOKEN)
-    with HubLoopback(token=TOKEN) as server:
-        yield server
 
 
 @pytest.fixture

@@ -5,24 +5,13 @@ from __future__ import annotations
 import logging
 
 import pytest
+from conftest import HUB_TOKEN
 from servers.hub import HubLoopback
 
 from tasks.space import SpaceSettings, SpaceUnavailable, set_sleep_backstop, sleep_space, wait_until_loaded, wake_space
 
 
 SPACE = "painter/watercolour-hpsv3"
-TOKEN = "hf_secret_never_logged"
-
-
-@pytest.fixture
-def hub(monkeypatch):
-    import huggingface_hub.constants
-
-    # conftest turns the Hub off for model loading; Space control is the one place that must reach a "Hub".
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setenv("WATERCOLOUR_TEST_HUB_TOKEN", TOKEN)
-    with HubLoopback(token=TOKEN) as server:
-        yield server
 
 
 def settings(hub: HubLoopback, **changes) -> SpaceSettings:
@@ -106,7 +95,7 @@ def test_the_token_never_reaches_the_logs(hub, caplog):
     with caplog.at_level(logging.DEBUG):
         wake_space(settings(hub))
         sleep_space(settings(hub), "pause")
-    assert TOKEN not in caplog.text
+    assert HUB_TOKEN not in caplog.text
 
 
 def test_cli_wakes_and_pauses_with_the_same_code(hub, capsys):

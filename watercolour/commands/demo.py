@@ -1,8 +1,12 @@
-"""`watercolour demo`: render the bundled seed pool offline and write a gallery of it.
+"""`watercolour demo`: the README's main job on its offline default.
 
-It is the smallest end-to-end check that the renderer works on this machine: every seed sketch goes through the
-browser pool at one seed, the renders land in `OUT/gallery/` next to an `index.html`, and a table of coverage and
-render time plus the throughput is printed. Progress goes to stderr, the table to stdout.
+1. Render the bundled seed pool and write a gallery of it (`OUT/pool-gallery/`): the smallest end-to-end check
+   that the renderer works on this machine, with a table of coverage, render time and throughput.
+2. Train: by default the `smoke` preset (SmolLM2-135M, offline stand-ins, a few GRPO steps) into `OUT/`, resuming
+   if it was interrupted; with `--learn`, the `demo` preset's warm start then GRPO (`watercolour.demo_run`), into
+   `OUT/learn/`. Either way it ends with the learning summary: first and last step, slope and its t-statistic.
+
+Progress goes to stderr, tables to stdout.
 """
 
 from __future__ import annotations
@@ -21,6 +25,12 @@ from watercolour.reference_pool import load_pool
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/demo"), help="Output folder (default: runs/demo).")
     parser.add_argument("--seed", type=int, default=0, help="Render seed (default: 0, the committed renders' seed).")
+    parser.add_argument("--pool-only", action="store_true", help="Only render the pool gallery; no training.")
+    parser.add_argument(
+        "--learn",
+        action="store_true",
+        help="Warm start then GRPO with the `demo` preset (about an hour on 2 cores) instead of the smoke run.",
+    )
 
 
 def report_progress(done: int, total: int, result: RenderResult) -> None:
@@ -29,14 +39,44 @@ def report_progress(done: int, total: int, result: RenderResult) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    status = render_pool_gallery(args.out / "pool-gallery", args.seed)
+    if status or args.pool_only:
+        return status
+    return train_and_summarize(args.out, learn=args.learn)
+
+
+def train_and_summarize(out: Path, learn: bool) -> int:
+    """The training half: a smoke GRPO run (or the warm-started learning run), then the learning summary."""
+    import os
+
+    from watercolour.evaluation import format_summary, summarize_run
+
+    if learn:
+        from watercolour.demo_run import run_demo
+
+        run_demo(out / "learn")
+        return 0
+    os.environ.setdefault("TRACKIO_DIR", str(out / "trackio"))  # trackio reads it once, when TRL imports it
+    from watercolour.config import load_config
+    from watercolour.trainer import latest_checkpoint, train
+
+    config = load_config("smoke", {"run_dir": str(out)})
+    print(f"training: preset smoke, {config.training.steps} GRPO steps into {out}", file=sys.stderr)
+    written = train(config, resume=latest_checkpoint(out) is not None)
+    print(format_summary(summarize_run(out)))
+    print(f"gallery: {written['gallery']}  curves: {written['curves']}  adapter: {written['adapter']}")
+    return 0
+
+
+def render_pool_gallery(gallery_dir: Path, seed: int) -> int:
+    """Render every seed sketch at `seed` into `gallery_dir` with an index.html; 1 if any failed to render."""
     refs = load_pool()
-    gallery_dir = args.out / "gallery"
     gallery_dir.mkdir(parents=True, exist_ok=True)
-    print(f"rendering {len(refs)} seed sketches at seed {args.seed}", file=sys.stderr)
+    print(f"rendering {len(refs)} seed sketches at seed {seed}", file=sys.stderr)
     started = time.perf_counter()
     # A demo should show paintings on a busy laptop too: seed sketches take 1-3 s alone but several times that
     # when other Chromiums share the cores, so the deadline is twice the gate's.
-    results = render_many([ref.sketch for ref in refs], seed=args.seed, deadline_s=60.0, progress=report_progress)
+    results = render_many([ref.sketch for ref in refs], seed=seed, deadline_s=60.0, progress=report_progress)
     elapsed = time.perf_counter() - started
 
     items = []
@@ -52,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                 violations=[f"render failed: {'; '.join(result.errors) or 'no canvas'}"] if not result.ok else [],
             )
         )
-    page = write_gallery(items, gallery_dir, title=f"Seed reference pool, seed {args.seed}")
+    page = write_gallery(items, gallery_dir, title=f"Seed reference pool, seed {seed}")
 
     print(f"{'name':32} {'tier':5} {'coverage':>8} {'render ms':>9}")
     for ref, result in zip(refs, results, strict=True):
