@@ -131,8 +131,10 @@ def test_gallery_cards_point_at_the_stored_paintings(tmp_path, flower_sketch):
     store = RolloutStore(tmp_path, GENERATIONS, preset="smoke")
     record(store, 1, scored(flower_sketch))
     items = gallery_items(store.rows(), tmp_path / "gallery", tmp_path)
-    assert [item.image for item in items] == ["../rollouts/png/1/0_0.png"]
+    assert [item.image for item in items] == ["../rollouts/png/1/0_0.png", None]
     assert items[0].preset == "smoke" and items[0].parts["aesthetic"] == 0.5
+    # A rollout the gate refused before rendering still gets a card: its violations and what the policy wrote.
+    assert items[1].violations == ["bare_primitives"] and items[1].sketch == "```js\n...\n```"
 
 
 def test_curves_append_per_step_and_truncate_on_resume(tmp_path):

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 class GalleryItem(BaseModel):
     """One painting on the page."""
 
-    image: str = Field(description="Path of the PNG relative to the gallery folder.")
+    image: str | None = Field(description="Path of the PNG relative to the gallery folder; None: nothing rendered.")
     title: str
     sketch: str = Field(default="", description="The sketch source, shown on demand.")
     reward: float | None = None
@@ -59,6 +59,8 @@ PAGE = """<!doctype html>
           align-items: start; }
   .card { min-width: 0; background: #fff; border: 1px solid #e4ddd0; border-radius: 6px; padding: .6rem; }
   .card img { width: 100%; aspect-ratio: 1; object-fit: contain; display: block; background: #f4eee2; }
+  .card .unrendered { width: 100%; aspect-ratio: 1; display: flex; align-items: center; justify-content: center;
+                      background: #eee8dc; color: #8a8070; }
   .title { font-weight: 600; margin: .4rem 0 .2rem; }
   .meta { color: #6b625a; font-size: 12px; }
   .violations { color: #a3262a; font-size: 12px; }
@@ -93,11 +95,16 @@ function fmt(x) { return x === null || x === undefined ? "-" : Number(x).toFixed
 function card(item) {
   const box = el("div", "card");
   box.dataset.preset = item.preset || "";
-  const img = el("img");
-  img.src = item.image;
-  img.alt = item.title;
-  img.loading = "lazy";
-  box.append(img, el("div", "title", item.title));
+  if (item.image) {
+    const img = el("img");
+    img.src = item.image;
+    img.alt = item.title;
+    img.loading = "lazy";
+    box.append(img);
+  } else {
+    box.append(el("div", "unrendered", "not rendered"));
+  }
+  box.append(el("div", "title", item.title));
   const facts = [];
   if (item.reward !== null) facts.push("reward " + fmt(item.reward));
   if (item.step !== null) facts.push("step " + item.step);

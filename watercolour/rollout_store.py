@@ -165,17 +165,16 @@ class RolloutStore:
 
 
 def gallery_items(rows: list[dict[str, Any]], gallery_dir: Path, run_dir: Path) -> list[GalleryItem]:
-    """Every rollout that produced a painting, as gallery cards whose images point into the store."""
+    """Every rollout as a gallery card: its painting (by a path into the store) or, when the gate refused it before
+    rendering, its violations and the text the policy wrote, so a failed step can be read too."""
     items = []
     for row in rows:
-        if row["png"] is None:
-            continue
-        image = Path(os.path.relpath(run_dir / row["png"], gallery_dir)).as_posix()
+        image = Path(os.path.relpath(run_dir / row["png"], gallery_dir)).as_posix() if row["png"] else None
         items.append(
             GalleryItem(
                 image=image,
                 title=f"step {row['step']} · group {row['group']} · #{row['index']}",
-                sketch=row["sketch"] or "",
+                sketch=row["sketch"] or row["completion"] or "",
                 reward=row["reward"],
                 parts={name: row[name] for name in ("gate", "length", "aesthetic", "judge", "coverage")},
                 step=row["step"],
