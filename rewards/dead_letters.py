@@ -47,4 +47,15 @@ class DeadLetterLog:
     def read(self) -> list[DeadLetter]:
         if not self.path.exists():
             return []
-        return [DeadLetter.model_validate_json(line) for line in self.path.read_text().splitlines() if line]
+        lines = self.path.read_text().splitlines()
+        # A crash mid-append can leave a half line at the end; it is the record that was being written.
+        return [DeadLetter.model_validate_json(line) for line in lines if line.endswith("}")]
+
+    def truncate(self, after_step: int) -> None:
+        """Drop the letters of steps after `after_step`: a resumed run replays those steps and writes them again."""
+        if not self.path.exists():
+            return
+        kept = [letter for letter in self.read() if letter.step is None or letter.step <= after_step]
+        partial = self.path.with_name(self.path.name + ".partial")
+        partial.write_text("".join(letter.model_dump_json() + "\n" for letter in kept))
+        partial.replace(self.path)

@@ -270,3 +270,17 @@ async def test_a_stuck_renderer_gives_none_and_a_render_dead_letter(
     assert (letter.stage, letter.attempts, letter.step) == ("render", 2, 1)
     assert letter.sketch_hash == sketch_hash(flower_sketch.strip()) and "stuck" in letter.cause
     assert scorers.calls == 0 and judges.calls == 0
+
+
+def test_dead_letters_of_replayed_steps_are_dropped_on_resume_and_a_torn_line_is_ignored(tmp_path):
+    from rewards.dead_letters import dead_letter
+
+    log = DeadLetterLog(tmp_path)
+    for step in (1, 2, 3):
+        log.append(dead_letter("aesthetic", RuntimeError("scorer gone"), f"hash{step}", step))
+    with log.path.open("a") as handle:
+        handle.write('{"stage": "judge", "cau')  # killed in the middle of an append
+    assert [letter.step for letter in log.read()] == [1, 2, 3]
+    log.truncate(after_step=2)
+    assert [letter.step for letter in log.read()] == [1, 2]
+    assert log.path.read_text().count("\n") == 2

@@ -22,6 +22,7 @@ from transformers import ProgressCallback, TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from rewards.composite import CompositeReward
+from rewards.dead_letters import DeadLetterLog
 from watercolour.adapter import export_adapter, load_policy
 from watercolour.config import RunConfig, TrainingSettings
 from watercolour.curves import CurvesFile, curve_row, summary_line
@@ -229,8 +230,8 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 def prepare_run_dir(run_dir: Path, resume: bool) -> Path | None:
     """The checkpoint to resume from (None: start at step 0), after dropping everything recorded beyond it.
 
-    The rollouts and curve rows of the step that was in flight (and of any step after the last checkpoint) are
-    removed, because the resumed run records those steps again.
+    The rollouts, curve rows and dead letters of the step that was in flight (and of any step after the last
+    checkpoint) are removed, because the resumed run records those steps again.
     """
     checkpoint = latest_checkpoint(run_dir)
     if checkpoint is not None and not resume:
@@ -241,6 +242,7 @@ def prepare_run_dir(run_dir: Path, resume: bool) -> Path | None:
     step = checkpoint_step(checkpoint) if checkpoint is not None else 0
     RolloutStore(run_dir, num_generations=1).truncate(after_step=step)
     CurvesFile(run_dir).truncate(after_step=step)
+    DeadLetterLog(run_dir).truncate(after_step=step)
     return checkpoint
 
 
