@@ -95,3 +95,13 @@ def test_evaluate_samples_both_policies_on_the_same_seeds_scores_them_and_writes
         assert (tmp_path / "adapter_000.png").exists() or (tmp_path / "adapter_001.png").exists()
     table = format_evaluation(report)
     assert "gate pass rate" in table and "shift" in table
+
+
+def test_first_and_last_are_steps_not_file_order(tmp_path):
+    curves = CurvesFile(tmp_path)
+    for step, reward in ((2, 0.4), (1, 0.2), (3, 0.5)):
+        row = dict.fromkeys(COLUMNS)
+        row.update(step=step, reward_mean=reward)
+        curves.append(row)
+    summary = summarize_run(tmp_path)
+    assert (summary.first_reward, summary.last_reward) == (0.2, 0.5)

@@ -12,6 +12,7 @@ from watercolour.procedural import (
     MAX_SHAPES,
     SPECIES,
     ProceduralPolicy,
+    compact_sketch,
     completion,
     generate_sketch,
     plan_flower,
@@ -79,6 +80,32 @@ def test_completion_is_one_sentence_and_a_fenced_sketch_following_the_skeleton(s
 def test_every_sample_passes_the_static_gate():
     failures = {seed: static_check(completion(seed)).violations for seed in SEEDS}
     assert {seed: v for seed, v in failures.items() if v} == {}
+
+
+def test_compact_sketches_pass_the_static_gate_with_the_skeleton_one_petal_loop_and_a_centre():
+    replies = [completion(seed, style="compact") for seed in SEEDS[:100]]
+    failures = {seed: static_check(reply).violations for seed, reply in enumerate(replies)}
+    assert {seed: v for seed, v in failures.items() if v} == {}
+    assert len(set(replies)) == 100
+    assert completion(4, "a red poppy", style="compact") == completion(4, "a red poppy", style="compact")
+    for seed in SEEDS[:100]:
+        sketch = compact_sketch(seed)
+        assert sketch.startswith("async function setup() {\n  createCanvas(600, 600, WEBGL);")
+        for line in (
+            "brush.scaleBrushes(3);",
+            "noLoop();",
+            "translate(-width / 2, -height / 2);",
+            "brush.noStroke();",
+        ):
+            assert line in sketch
+        count = int(re.search(r"i < (\d+);", sketch).group(1))  # type: ignore[union-attr]
+        assert 5 <= count <= 8 and sketch.count("for (") == 1
+        assert 3 <= sketch.count("brush.vertex(") <= 4 and sketch.count("brush.circle(300, 300, ") == 1
+        opacities = [int(o) for o in re.findall(r"brush\.fill\(\"#[0-9a-f]{6}\", (\d+)\)", sketch)]
+        bleeds = [float(b) for b in re.findall(r"brush\.fillBleed\(([\d.]+)\)", sketch)]
+        assert all(180 <= o <= 230 for o in opacities) and all(0.2 <= b <= 0.3 for b in bleeds)
+        # About a third of a full sketch: it must fit the compact warm start's 400-token budget.
+        assert len(sketch) < 1000
 
 
 def test_numbers_stay_inside_the_prompts_ranges_and_the_shape_budget():

@@ -50,6 +50,15 @@ def test_examples_are_admissible_chat_answers_that_fit_the_completion_budget(tok
     assert len(set(subjects)) >= 4
 
 
+def test_compact_examples_are_procedural_only_and_short(tokenizer):
+    rows, from_pool = build_examples(8, "a red poppy", tokenizer, 400, seed=1, style="compact")
+    assert len(rows) == 8 and from_pool == 0
+    for row in rows:
+        answer = row["completion"][0]["content"]
+        assert static_check(answer).passed and "const CX" not in answer
+        assert len(tokenizer(answer, add_special_tokens=False)["input_ids"]) < 400
+
+
 def test_examples_are_reproducible_from_the_seed(tokenizer):
     assert build_examples(6, "a peach hibiscus", tokenizer, BUDGET, seed=3) == build_examples(
         6, "a peach hibiscus", tokenizer, BUDGET, seed=3

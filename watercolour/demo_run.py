@@ -1,7 +1,7 @@
 """The demo's learning run: warm start, GRPO from the warm-start adapter, then the learning summary.
 
-`run_demo(run_dir)` is what `watercolour demo` runs on the `demo` preset: SFT on pool and procedural sketches
-(`watercolour.warmstart`), a short GRPO run through the trainer with `training.start_adapter` set to that
+`run_demo(run_dir)` is what `watercolour demo` runs on the `demo` preset: SFT on compact procedural sketches
+(`watercolour.warmstart`, style "compact"), a short GRPO run through the trainer with `training.start_adapter` set to that
 adapter, and `summarize_run` over the run's curves. A warm start already in the run directory is reused and a
 GRPO run with checkpoints resumes, so an interrupted demo picks up where it stopped.
 """
@@ -15,14 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from watercolour.evaluation import RunSummary, format_summary, summarize_run
+from watercolour.procedural import Style
 from watercolour.warmstart import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, warm_start
 
 
 DEMO_PRESET = "demo"
-# Measured on the shared 2-core dev box: 22-60 s per SFT step of ~1.8k tokens (prompt included). Twelve examples
-# seen twice (24 steps, ~9-15 min) reached a lower loss than 24 seen once (docs/learning.md).
-DEMO_EXAMPLES = 12
+# Measured on the shared 2-core dev box (docs/learning.md): full sketches (~1.8k tokens a row with the prompt)
+# never got one sample through the gate after 24 SFT steps. Compact sketches (~1.2k a row, 12 s a step): 24
+# examples seen twice, 48 steps in ~10 min, reached loss 0.2 and 8 of 8 samples passed the gate.
+DEMO_EXAMPLES = 24
 DEMO_EPOCHS = 2.0
+DEMO_STYLE: Style = "compact"
 SUMMARY_FILE = "summary.json"
 
 
@@ -31,6 +34,7 @@ def run_demo(
     preset: str = DEMO_PRESET,
     examples: int = DEMO_EXAMPLES,
     epochs: float = DEMO_EPOCHS,
+    style: Style = DEMO_STYLE,
     overrides: dict[str, Any] | None = None,
     echo: bool = True,
 ) -> RunSummary:
@@ -47,7 +51,7 @@ def run_demo(
     # ---- warm start (reused when a finished one is already in the run directory)
     adapter = run_dir / WARMSTART_DIR / ADAPTER_DIR
     if not (run_dir / WARMSTART_DIR / REPORT_FILE).is_file():
-        warm_start(config, run_dir, examples=examples, epochs=epochs)
+        warm_start(config, run_dir, examples=examples, epochs=epochs, style=style)
     config = config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
 
     # ---- GRPO from the warm-start adapter; trackio reads its directory once, when TRL first imports it

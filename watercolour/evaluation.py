@@ -66,6 +66,8 @@ def _number(value: str | None) -> float | None:
 def summarize_run(run_dir: Path) -> RunSummary:
     """The learning summary of the run whose curves are in `run_dir/curves.csv`."""
     rows = [row for row in CurvesFile(Path(run_dir)).read() if _number(row["reward_mean"]) is not None]
+    # By step, not file order: "first" and "last" are steps, whatever order the rows were appended in.
+    rows.sort(key=lambda row: float(row["step"]))
     if not rows:
         raise ValueError(f"no steps with a reward in {Path(run_dir) / 'curves.csv'}: has the run trained a step?")
     steps = [float(row["step"]) for row in rows]

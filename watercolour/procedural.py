@@ -14,9 +14,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from string import Template
+from typing import Literal
 
 from watercolour.prompt import SUBJECTS
 
+
+Style = Literal["full", "compact"]
 
 # Every filled shape costs p5.brush a mask pass at render time; 30 keeps a render to a few seconds.
 MAX_SHAPES = 30
@@ -300,6 +303,59 @@ def generate_sketch(seed: int, subject: str | None = None) -> str:
     return write_sketch(plan_flower(seed, subject))
 
 
+# The compact style: the prompt's skeleton, one loop of petals with literal numbers, and a centre. 310-360 SmolLM2
+# tokens against 760-1150 for a full sketch, for a policy too small to learn the full template (docs/learning.md).
+# A second petal loop would add ~170 tokens, past the 400-token budget the compact warm start uses.
+COMPACT_HEAD = Template("""async function setup() {
+  createCanvas(600, 600, WEBGL);
+  brush.scaleBrushes(3);
+  angleMode(DEGREES);
+  noLoop();
+}
+
+function draw() {
+  translate(-width / 2, -height / 2);
+  background("$paper");
+  brush.noStroke();
+""")
+
+
+def compact_sketch(seed: int, subject: str | None = None) -> str:
+    """A short sketch of `subject`: one loop of 5-8 petals around (300, 300), each 3-4 literal vertices."""
+    rng = random.Random(seed)
+    subject = subject or rng.choice(SUBJECTS)
+    text = subject.lower()
+    species = next((name for name in SPECIES if name in text), "hibiscus")
+    named = sorted((text.find(word), word) for word in PALETTES if word in text)
+    name = named[0][1] if named else SPECIES[species].colour
+    palette = [_shade(c, rng) for c in PALETTES[name]]
+    # One wash must carry the flower: white petals get a deeper cool shadow than the full style's glazes.
+    colour = _shade("#7d77a8", rng) if name == "white" else palette[2]
+    count = rng.randint(5, 8)
+    reach, width = rng.randint(190, 230), round(180 / count * rng.uniform(0.75, 0.95))
+    # From the centre out to the petal's two shoulders, with or without a tip between them.
+    angles = ["a - {w}", "a", "a + {w}"] if rng.random() < 0.5 else ["a - {w}", "a + {w}"]
+    lines = [
+        # The deep wash: one pale layer covers too little paper (coverage 0.04 on a peach hibiscus, 0.006 on white).
+        f'  brush.fill("{colour}", {rng.randint(200, 230)});',
+        f"  brush.fillBleed({round(rng.uniform(0.2, 0.3), 2)});",
+        f"  for (let i = 0; i < {count}; i++) {{",
+        f"    const a = {rng.randint(0, 71)} + i * {f'{360 / count:.1f}'.removesuffix('.0')};",
+        f"    brush.beginShape({round(rng.uniform(0.5, 0.7), 1)});",
+        "    brush.vertex(300, 300);",
+        *(
+            f"    brush.vertex(300 + {reach} * cos({angle}), 300 + {reach} * sin({angle}));".format(w=width)
+            for angle in angles
+        ),
+        "    brush.endShape(true);",
+        "  }",
+        f'  brush.fill("{palette[3]}", {rng.randint(210, 230)});',
+        f"  brush.circle(300, 300, {rng.randint(18, 36)}, 0.3);",
+        "}",
+    ]
+    return COMPACT_HEAD.substitute(paper=rng.choice(PAPERS)) + "\n".join(lines) + "\n"
+
+
 def reply(subject: str, sketch: str) -> str:
     """A sketch as the assistant's answer: one fixed sentence naming the subject, then the fenced sketch.
 
@@ -309,10 +365,11 @@ def reply(subject: str, sketch: str) -> str:
     return f"Here is {subject} in loose watercolour.\n\n```javascript\n{sketch.strip()}\n```"
 
 
-def completion(seed: int, subject: str | None = None) -> str:
-    """The seeded sketch as an assistant reply (see `reply`)."""
+def completion(seed: int, subject: str | None = None, style: Style = "full") -> str:
+    """The seeded sketch as an assistant reply (see `reply`), in the full or the compact style."""
     plan = plan_flower(seed, subject)
-    return reply(plan.subject, write_sketch(plan))
+    sketch = compact_sketch(seed, plan.subject) if style == "compact" else write_sketch(plan)
+    return reply(plan.subject, sketch)
 
 
 SUBJECT_IN_PROMPT = re.compile(r"Paint (.+?) in loose watercolour", re.IGNORECASE)

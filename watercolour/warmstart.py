@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from watercolour.config import RunConfig
+from watercolour.procedural import Style
 from watercolour.prompt import messages
 
 
@@ -55,12 +56,13 @@ class WarmStartReport:
 
 
 def build_examples(
-    count: int, subject: str, tokenizer: Any, max_completion_tokens: int, seed: int = 0
+    count: int, subject: str, tokenizer: Any, max_completion_tokens: int, seed: int = 0, style: Style = "full"
 ) -> tuple[list[dict], int]:
     """`count` prompt/completion chat rows and how many came from the pool.
 
     Only answers that fit `max_completion_tokens` are taught: a policy taught longer ones would be cut off by
     GRPO's completion budget and fail the gate as truncated. Half the procedural rows paint the run's subject.
+    The compact style (`procedural.compact_sketch`) teaches only short procedural sketches, no pool rows.
     """
     from watercolour.procedural import completion, plan_flower, reply
     from watercolour.reference_pool import load_pool
@@ -72,11 +74,11 @@ def build_examples(
     pool = [(topic, text) for topic, text in pool if fits(text)]
     rng = random.Random(seed)
     rng.shuffle(pool)
-    chosen = pool[: round(count * POOL_SHARE)]
+    chosen = [] if style == "compact" else pool[: round(count * POOL_SHARE)]
     procedural_seed = seed * 100_000
     while len(chosen) < count:
         topic = plan_flower(procedural_seed, subject if len(chosen) % 2 == 0 else None).subject
-        text = completion(procedural_seed, topic)
+        text = completion(procedural_seed, topic, style)
         procedural_seed += 1
         if fits(text):
             chosen.append((topic, text))
@@ -93,6 +95,7 @@ def warm_start(
     examples: int = 48,
     epochs: float = 1.0,
     learning_rate: float = LEARNING_RATE,
+    style: Style = "full",
 ) -> WarmStartReport:
     """SFT the configured policy's LoRA on pool and procedural sketches; write and verify the adapter."""
     import torch
@@ -114,7 +117,7 @@ def warm_start(
     base_path = resolve_model(training.model)
     tokenizer = AutoTokenizer.from_pretrained(base_path)
     rows, from_pool = build_examples(
-        examples, training.subject, tokenizer, training.max_completion_length, training.seed
+        examples, training.subject, tokenizer, training.max_completion_length, training.seed, style
     )
     # The templated prompt's character count bounds its token count (a token is at least one character).
     prompt_chars = len(

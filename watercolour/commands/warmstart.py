@@ -16,6 +16,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--examples", type=int, default=48, help="SFT examples, pool and procedural (default 48).")
     parser.add_argument("--epochs", type=float, default=1.0, help="Passes over the examples (default 1).")
     parser.add_argument(
+        "--style",
+        choices=("full", "compact"),
+        default="full",
+        help="full: pool and procedural sketches; compact: short procedural sketches only (default full).",
+    )
+    parser.add_argument(
         "overrides", nargs="*", metavar="KEY=VALUE", help="Configuration overrides, e.g. training.lora_r=8."
     )
 
@@ -28,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if args.run_dir is not None:
         overrides["run_dir"] = str(args.run_dir)
     config = load_config(args.preset, overrides)
-    report = warm_start(config, examples=args.examples, epochs=args.epochs)
+    report = warm_start(config, examples=args.examples, epochs=args.epochs, style=args.style)
     print(
         f"warm start: {report.examples} examples ({report.pool_examples} from the pool), {report.optimizer_steps} "
         f"steps, {report.tokens} tokens in {report.seconds:.0f} s; loss {report.first_loss:.3f} -> "
