@@ -12,7 +12,6 @@ import asyncio
 import time
 
 from renderers.assets import library
-from renderers.coverage import paint_coverage
 from renderers.page import Slot
 from renderers.pool import CHROMIUM, COMMON_FLAGS
 from watercolour.records import RenderResult
@@ -39,19 +38,6 @@ async def render_sequentially(sources: list[tuple[str, int]], size: int = 600) -
             slot = await Slot.open(browser, libraries)
             outcome = await asyncio.wait_for(slot.run(source, seed, size), timeout=BASELINE_DEADLINE_S)
             await slot.close()
-            results.append(
-                RenderResult(
-                    ok=outcome.png is not None,
-                    png=outcome.png,
-                    width=outcome.width,
-                    height=outcome.height,
-                    seed=seed,
-                    coverage=paint_coverage(outcome.png) if outcome.png else None,
-                    finished=outcome.reason in ("setup", "draw"),
-                    errors=outcome.errors,
-                    render_ms=round((time.perf_counter() - render_started) * 1000.0, 1),
-                    draw_ms=outcome.draw_ms,
-                )
-            )
+            results.append(outcome.result(seed, round((time.perf_counter() - render_started) * 1000.0, 1)))
         await browser.close()
     return results, time.perf_counter() - started

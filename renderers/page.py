@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from renderers import harness
+from renderers.coverage import paint_coverage
+from watercolour.records import RenderResult
 
 
 # Each render's files live under a random token; error texts drop it so equal sketches report equal errors.
@@ -31,6 +33,22 @@ class Outcome:
     errors: list[str]
     draw_ms: float | None
     blocked: list[str]
+
+    def result(self, seed: int, render_ms: float) -> RenderResult:
+        """The render's outcome as the wire type, with the paint coverage of its PNG."""
+        return RenderResult(
+            ok=self.png is not None,
+            png=self.png,
+            width=self.width,
+            height=self.height,
+            seed=seed,
+            coverage=paint_coverage(self.png) if self.png else None,
+            finished=self.reason in ("setup", "draw"),
+            errors=self.errors,
+            blocked_requests=self.blocked,
+            render_ms=render_ms,
+            draw_ms=self.draw_ms,
+        )
 
 
 @dataclass

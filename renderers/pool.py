@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from renderers.assets import library
-from renderers.coverage import paint_coverage
 from renderers.page import Slot
 from watercolour.records import RenderResult
 
@@ -198,19 +197,7 @@ class BrowserPool:
                 self._retire(index, slot)
             else:
                 self._free.put_nowait((index, slot))
-            return RenderResult(
-                ok=outcome.png is not None,
-                png=outcome.png,
-                width=outcome.width,
-                height=outcome.height,
-                seed=seed,
-                coverage=paint_coverage(outcome.png) if outcome.png else None,
-                finished=outcome.reason in ("setup", "draw"),
-                errors=outcome.errors,
-                blocked_requests=outcome.blocked,
-                render_ms=_ms(started),
-                draw_ms=outcome.draw_ms,
-            )
+            return outcome.result(seed, _ms(started))
         raise RendererUnavailable("Chromium died twice in a row while rendering: check memory and `dmesg`")
 
 

@@ -202,7 +202,7 @@ def parse_winner(content: str) -> Winner | None:
     return None
 
 
-def _message_content(body: Any) -> str:
+def message_content(body: Any) -> str:
     """The reply text of a chat completion; an envelope without one is malformed (and worth a retry)."""
     try:
         content = body["choices"][0]["message"]["content"]
@@ -273,7 +273,7 @@ class OpenAIJudge:
         client, semaphore = self._http.bind()
         async with semaphore:
             content = await post_json(
-                client, self.url, body, _message_content, stage="judge", attempts=s.attempts, backoff_s=s.backoff_s
+                client, self.url, body, message_content, stage="judge", attempts=s.attempts, backoff_s=s.backoff_s
             )
         return parse_winner(content)
 

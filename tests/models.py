@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from watercolour.policy import TINY_CONFIG, TINY_VOCAB, tiny_random_policy
+from watercolour.policy import TINY_CONFIG, TINY_VOCAB, save_model_folder, tiny_random_policy
 from watercolour.prompt import DEFAULT_SUBJECT, messages
 
 
@@ -66,8 +66,4 @@ def tiny_sketcher(subject: str = DEFAULT_SUBJECT) -> Path:
         model(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-    partial = out_dir.with_name(out_dir.name + ".partial")
-    model.save_pretrained(partial)
-    tokenizer.save_pretrained(partial)
-    partial.replace(out_dir)
-    return out_dir
+    return save_model_folder(model, tokenizer, out_dir)

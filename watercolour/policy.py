@@ -70,6 +70,16 @@ def _is_model_folder(folder: Path) -> bool:
     return (folder / "config.json").is_file() and any(folder.glob("*.safetensors"))
 
 
+def save_model_folder(model: Any, tokenizer: Any, out_dir: Path) -> Path:
+    """Save beside the target and rename, so an interrupted save never leaves a half model folder behind."""
+    partial = out_dir.with_name(out_dir.name + ".partial")
+    partial.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    partial.replace(out_dir)
+    return out_dir
+
+
 def convert_smollm2(out_dir: Path | None = None, gguf: Path | None = None) -> Path:
     """Convert the bundled GGUF into a plain HF model folder once; later calls return the existing folder.
 
@@ -99,13 +109,7 @@ def convert_smollm2(out_dir: Path | None = None, gguf: Path | None = None) -> Pa
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model = model.to(torch.bfloat16)  # half the disk and load time; runs choose their own dtype at load
-    # Write beside the target and rename, so an interrupted conversion never leaves a half folder behind.
-    partial = out_dir.with_name(out_dir.name + ".partial")
-    partial.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(partial)
-    tokenizer.save_pretrained(partial)
-    partial.replace(out_dir)
-    return out_dir
+    return save_model_folder(model, tokenizer, out_dir)
 
 
 def tiny_tokenizer(corpus: Sequence[str], vocab_size: int = TINY_VOCAB) -> Any:
@@ -159,12 +163,7 @@ def tiny_random_policy(out_dir: Path, corpus: Sequence[str] = (), seed: int = 0)
         **TINY_CONFIG,
     )
     model = LlamaForCausalLM(config)
-    partial = out_dir.with_name(out_dir.name + ".partial")
-    partial.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(partial)
-    tokenizer.save_pretrained(partial)
-    partial.replace(out_dir)
-    return out_dir
+    return save_model_folder(model, tokenizer, out_dir)
 
 
 def load_base(name_or_path: str, dtype: Any = None) -> Any:
