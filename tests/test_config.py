@@ -105,7 +105,7 @@ def test_training_defaults_follow_the_recipe() -> None:
     assert (training.max_completion_length, training.per_device_batch_size) == (8192, 1)
     assert (training.gradient_accumulation_steps, training.steps, training.save_steps) == (8, 200, 10)
     assert training.bf16 is None and training.gradient_checkpointing is None and training.start_adapter is None
-    assert training.subject == "a peach hibiscus"
+    assert training.subject == "a peach hibiscus" and training.prompt == "full"
 
 
 def test_config_round_trips_through_yaml_and_pickle(tmp_path: Path) -> None:

@@ -73,3 +73,28 @@ def test_messages_are_a_system_and_a_user_turn_naming_the_subject(subject):
     assert [m["role"] for m in chat] == ["system", "user"]
     assert chat[0]["content"] == prompt.system_prompt()
     assert subject in chat[1]["content"] and subject in prompt.user_prompt(subject)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "createCanvas(600, 600, WEBGL)",
+        "brush.scaleBrushes(3)",
+        "angleMode(DEGREES)",
+        "noLoop()",
+        "translate(-width / 2, -height / 2)",
+        "0 to 600",
+        "0.2-0.3",
+    ],
+)
+def test_the_short_prompt_keeps_the_skeleton_and_canvas_rules(rule):
+    assert rule in prompt.system_prompt("short")
+
+
+def test_the_short_prompt_names_every_allowed_method_and_is_a_quarter_of_the_full_one():
+    short = prompt.system_prompt("short")
+    assert all(name in short for name in prompt.ALLOWLIST)
+    assert "```" not in short
+    assert len(short) * 4 < len(prompt.system_prompt("full"))
+    chat = prompt.messages("a red poppy", "short")
+    assert chat[0]["content"] == short and "a red poppy" in chat[1]["content"]

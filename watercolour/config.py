@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rewards.aesthetic import AestheticSettings
 from rewards.gate import GateSettings
 from rewards.judge import JudgeSettings
-from watercolour.prompt import DEFAULT_SUBJECT
+from watercolour.prompt import DEFAULT_SUBJECT, PromptStyle
 
 
 PRESETS_DIR = resources.files("deployments") / "presets"
@@ -68,6 +68,10 @@ class TrainingSettings(BaseModel):
 
     model: str = Field(default="Qwen/Qwen3.5-35B-A3B", description="Policy model: a hub id or a local path.")
     subject: str = Field(default=DEFAULT_SUBJECT, description="What the policy is asked to paint.")
+    prompt: PromptStyle = Field(
+        default="full",
+        description="System prompt: 'full' (the recipe's) or 'short' (~230 tokens, for warm-started CPU demos).",
+    )
     lora_r: int = Field(default=16, ge=1, description="LoRA rank.")
     lora_alpha: int = Field(default=32, ge=1, description="LoRA alpha (2 x rank in the recipe).")
     learning_rate: float = Field(default=5e-5, gt=0, description="Peak learning rate (1e-6 left five runs flat).")

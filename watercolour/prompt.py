@@ -7,6 +7,8 @@ only in the prompt while its gate accepted all 47 p5.brush methods).
 
 from __future__ import annotations
 
+from typing import Literal
+
 
 # Name -> (signature, what it does and the values it takes). Order is the order the prompt lists them in.
 BRUSH_METHODS: dict[str, tuple[str, str]] = {
@@ -84,9 +86,25 @@ requests. Plain p5 helpers for maths, transforms and control flow (cos, sin, ran
 translate, push, pop, loops) are fine."""
 
 
-def system_prompt() -> str:
-    """The system message: the skeleton, the canvas rules, the composition and the closed method list."""
-    return SYSTEM_PROMPT
+# The short prompt keeps what the gate checks (the skeleton, the 0-600 canvas, the closed method list, no plain p5
+# drawing, nothing fetched) and drops the composition advice. It is ~150 SmolLM2 tokens against ~870 for the full
+# one. On a CPU every prompt token is run forward and backward in every GRPO update and every SFT row, so the
+# demo's warm-started 135M policy uses it (docs/learning.md); a policy that has not been warm-started needs the
+# full prompt's explanations.
+SHORT_SYSTEM_PROMPT = f"""You paint watercolours in code: one p5.js sketch using the p5.brush library, loaded as \
+the global `brush`. Reply with the complete sketch in one JavaScript code block. setup() is async and calls \
+createCanvas(600, 600, WEBGL), brush.scaleBrushes(3), angleMode(DEGREES) and noLoop(). draw() calls \
+translate(-width / 2, -height / 2) and background() with a pale paper colour, then paints one centred flower; x \
+and y run from 0 to 600. The only brush methods are {", ".join(ALLOWLIST)}. Opacity 150-230, fillBleed \
+0.2-0.3. No plain p5 drawing functions, text, images, files or network requests."""
+
+PromptStyle = Literal["full", "short"]
+
+
+def system_prompt(style: PromptStyle = "full") -> str:
+    """The system message: the skeleton, the canvas rules, the composition and the closed method list (the short
+    style keeps the skeleton, the canvas and the method list)."""
+    return SHORT_SYSTEM_PROMPT if style == "short" else SYSTEM_PROMPT
 
 
 def user_prompt(subject: str = DEFAULT_SUBJECT) -> str:
@@ -94,6 +112,6 @@ def user_prompt(subject: str = DEFAULT_SUBJECT) -> str:
     return f"Paint {subject} in loose watercolour."
 
 
-def messages(subject: str = DEFAULT_SUBJECT) -> list[dict]:
+def messages(subject: str = DEFAULT_SUBJECT, style: PromptStyle = "full") -> list[dict]:
     """The chat-format conversation the policy completes: a system and a user message."""
-    return [{"role": "system", "content": system_prompt()}, {"role": "user", "content": user_prompt(subject)}]
+    return [{"role": "system", "content": system_prompt(style)}, {"role": "user", "content": user_prompt(subject)}]
