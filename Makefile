@@ -3,7 +3,6 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMPS := .stamps
-export OMP_NUM_THREADS ?= 1
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export HF_HUB_OFFLINE ?= 1
 
@@ -34,6 +33,10 @@ $(STAMPS)/node: package.json package-lock.json
 	@mkdir -p $(STAMPS)
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# Tests share 2 cores with Chromium pools: one torch thread each (two ran up to 8x slower under that load).
+# `make run` leaves OMP_NUM_THREADS alone, so torch uses every core (docs/learning.md).
+test bench: export OMP_NUM_THREADS ?= 1
 
 run: setup
 	$(VENV)/bin/watercolour demo

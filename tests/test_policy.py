@@ -68,3 +68,19 @@ def test_tiny_random_policy_is_a_small_chat_model(tmp_path):
 def test_other_names_pass_through(tmp_path):
     assert policy.resolve_model(str(tmp_path)) == str(tmp_path)
     assert policy.resolve_model("Qwen/Qwen3-4B-Instruct-2507") == "Qwen/Qwen3-4B-Instruct-2507"
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", 1), ("3", 3)])
+def test_cpu_threads_follow_omp_num_threads(monkeypatch, value, expected):
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    assert policy.cpu_threads() == expected
+
+
+@pytest.mark.parametrize("value", [None, "", "0", "many"])
+def test_cpu_threads_default_to_every_core_without_a_usable_setting(monkeypatch, value):
+    if value is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", value)
+    monkeypatch.setattr(policy.os, "cpu_count", lambda: 6)
+    assert policy.cpu_threads() == 6

@@ -59,6 +59,17 @@ def test_compact_examples_are_procedural_only_and_short(tokenizer):
         assert len(tokenizer(answer, add_special_tokens=False)["input_ids"]) < 400
 
 
+def test_a_budget_no_sketch_fits_is_a_clear_error_not_an_endless_search(tokenizer):
+    with pytest.raises(ValueError, match="only 0 of 4 full warm-start examples fit max_completion_length=50"):
+        build_examples(4, "a red poppy", tokenizer, 50, seed=1)
+
+
+def test_short_prompt_rows_carry_the_short_system_prompt(tokenizer):
+    rows, _ = build_examples(3, "a red poppy", tokenizer, 400, seed=1, style="compact", prompt="short")
+    assert all(row["prompt"][1]["content"].startswith("Paint ") for row in rows)
+    assert all(row["prompt"][0]["content"] == messages(style="short")[0]["content"] for row in rows)
+
+
 def test_examples_are_reproducible_from_the_seed(tokenizer):
     assert build_examples(6, "a peach hibiscus", tokenizer, BUDGET, seed=3) == build_examples(
         6, "a peach hibiscus", tokenizer, BUDGET, seed=3

@@ -136,7 +136,7 @@ def sample(model: Any, tokenizer: Any, subject: str, n: int, config: RunConfig, 
 
     training = config.training
     inputs = tokenizer.apply_chat_template(
-        messages(subject), add_generation_prompt=True, return_tensors="pt", return_dict=True
+        messages(subject, training.prompt), add_generation_prompt=True, return_tensors="pt", return_dict=True
     )
     torch.manual_seed(seed)
     with torch.no_grad():
@@ -154,21 +154,36 @@ def sample(model: Any, tokenizer: Any, subject: str, n: int, config: RunConfig, 
     return tokenizer.batch_decode(output[:, prompt_length:], skip_special_tokens=True)
 
 
-def evaluate(adapter_dir: Path, n: int, config: RunConfig, out_dir: Path, base: bool = True, seed: int = 0) -> dict:
-    """Sample, score and compare the base policy and the adapter; writes evaluation.json and a gallery."""
+def evaluate(
+    adapter_dir: Path,
+    n: int,
+    config: RunConfig,
+    out_dir: Path,
+    base: bool = True,
+    seed: int = 0,
+    against: Path | None = None,
+) -> dict:
+    """Sample, score and compare the base policy (or the `against` adapter) and the adapter; writes
+    evaluation.json and a gallery. Every side samples the same prompt with the same sampling seed."""
     import torch
 
     from rewards.composite import CompositeReward
     from watercolour.adapter import load_policy
+    from watercolour.policy import set_cpu_threads
 
     if not torch.cuda.is_available():
-        torch.set_num_threads(1)  # two threads ran 8x slower than one on the contended 2-core dev box
+        set_cpu_threads()
     out_dir = Path(out_dir)
     model, tokenizer = load_policy(Path(adapter_dir))
     model.eval()
     subject = config.training.subject
     samples = {"adapter": sample(model, tokenizer, subject, n, config, seed)}
-    if base:
+    if against is not None:
+        # Another adapter on the same base, e.g. the warm start against the run's final adapter.
+        other, other_tokenizer = load_policy(Path(against))
+        other.eval()
+        samples = {"against": sample(other, other_tokenizer, subject, n, config, seed), **samples}
+    elif base:
         # The same weights with the LoRA switched off: the base policy, on the same prompt and sampling seed.
         with model.disable_adapter():
             samples = {"base": sample(model, tokenizer, subject, n, config, seed), **samples}
@@ -190,6 +205,7 @@ def evaluate(adapter_dir: Path, n: int, config: RunConfig, out_dir: Path, base: 
     asyncio.run(score_all())
     report = {
         "adapter": str(adapter_dir),
+        "against": str(against) if against is not None else None,
         "subject": subject,
         "n": n,
         "seed": seed,
@@ -234,7 +250,7 @@ def _gallery(samples: dict[str, list[str]], scored: dict[str, list], out_dir: Pa
                     violations=verdict.violations if verdict is not None else ["dead letter"],
                 )
             )
-    return write_gallery(items, out_dir, title=f"{subject}: base policy and adapter, side by side")
+    return write_gallery(items, out_dir, title=f"{subject}: {' and '.join(samples)}, side by side")
 
 
 def format_evaluation(report: dict) -> str:

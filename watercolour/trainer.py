@@ -27,7 +27,7 @@ from watercolour.adapter import export_adapter, load_policy
 from watercolour.config import RunConfig, TrainingSettings
 from watercolour.curves import CurvesFile, curve_row, summary_line
 from watercolour.gallery import write_gallery
-from watercolour.policy import resolve_model
+from watercolour.policy import resolve_model, set_cpu_threads
 from watercolour.prompt import messages
 from watercolour.rollout_store import RolloutStore, gallery_items
 
@@ -163,7 +163,9 @@ def prompt_dataset(training: TrainingSettings) -> Dataset:
         1, training.per_device_batch_size * training.gradient_accumulation_steps // training.num_generations
     )
     rows = training.steps * groups_per_step
-    return Dataset.from_dict({"prompt": [messages(training.subject)] * rows, "subject": [training.subject] * rows})
+    return Dataset.from_dict(
+        {"prompt": [messages(training.subject, training.prompt)] * rows, "subject": [training.subject] * rows}
+    )
 
 
 def build_trainer(
@@ -176,8 +178,7 @@ def build_trainer(
     """
     training = config.training
     if not torch.cuda.is_available():
-        # Two torch threads ran 8x slower than one on a contended 2-core machine (thread-sync stalls).
-        torch.set_num_threads(1)
+        set_cpu_threads()
     store = RolloutStore(run_dir, training.num_generations, preset=config.name)
     reward = make_reward(config, run_dir, store.record_batch)
     model: Any = resolve_model(training.model)

@@ -19,7 +19,7 @@ from typing import Any
 
 from watercolour.config import RunConfig
 from watercolour.procedural import Style
-from watercolour.prompt import messages
+from watercolour.prompt import PromptStyle, messages
 
 
 WARMSTART_DIR = "warmstart"
@@ -28,6 +28,8 @@ REPORT_FILE = "warmstart.json"
 # SFT wants a larger step than GRPO's: a few dozen examples must move a fresh LoRA from token soup to sketches.
 # Measured on SmolLM2-135M (24 steps each): 3e-4 ended at loss 0.87, 1e-3 at 0.50, with no instability.
 LEARNING_RATE = 1e-3
+# Procedural sketches tried per example before the budget is declared too small for the style.
+MAX_TRIES_PER_EXAMPLE = 20
 # A third of the examples come from the pool (hand-written, but few fit the budget); the rest are procedural.
 POOL_SHARE = 1 / 3
 
@@ -56,7 +58,13 @@ class WarmStartReport:
 
 
 def build_examples(
-    count: int, subject: str, tokenizer: Any, max_completion_tokens: int, seed: int = 0, style: Style = "full"
+    count: int,
+    subject: str,
+    tokenizer: Any,
+    max_completion_tokens: int,
+    seed: int = 0,
+    style: Style = "full",
+    prompt: PromptStyle = "full",
 ) -> tuple[list[dict], int]:
     """`count` prompt/completion chat rows and how many came from the pool.
 
@@ -76,15 +84,24 @@ def build_examples(
     rng.shuffle(pool)
     chosen = [] if style == "compact" else pool[: round(count * POOL_SHARE)]
     procedural_seed = seed * 100_000
+    tried = 0
     while len(chosen) < count:
         topic = plan_flower(procedural_seed, subject if len(chosen) % 2 == 0 else None).subject
         text = completion(procedural_seed, topic, style)
         procedural_seed += 1
+        tried += 1
         if fits(text):
             chosen.append((topic, text))
+        elif tried >= MAX_TRIES_PER_EXAMPLE * count:
+            raise ValueError(
+                f"only {len(chosen)} of {count} {style} warm-start examples fit max_completion_length="
+                f"{max_completion_tokens} tokens after {tried} procedural sketches: raise the budget or use the "
+                "compact style"
+            )
     rng.shuffle(chosen)
     rows = [
-        {"prompt": messages(topic), "completion": [{"role": "assistant", "content": text}]} for topic, text in chosen
+        {"prompt": messages(topic, prompt), "completion": [{"role": "assistant", "content": text}]}
+        for topic, text in chosen
     ]
     return rows, sum(1 for item in chosen if item in pool)
 
@@ -104,7 +121,7 @@ def warm_start(
     from trl import SFTConfig, SFTTrainer
 
     from watercolour.adapter import export_adapter, load_base, load_policy
-    from watercolour.policy import resolve_model
+    from watercolour.policy import resolve_model, set_cpu_threads
     from watercolour.trainer import device_settings, lora_config
 
     training = config.training
@@ -112,16 +129,17 @@ def warm_start(
     out_dir = run_dir / WARMSTART_DIR
     cuda = torch.cuda.is_available()
     if not cuda:
-        # Two torch threads ran 8x slower than one on a contended 2-core machine (thread-sync stalls).
-        torch.set_num_threads(1)
+        set_cpu_threads()
     base_path = resolve_model(training.model)
     tokenizer = AutoTokenizer.from_pretrained(base_path)
     rows, from_pool = build_examples(
-        examples, training.subject, tokenizer, training.max_completion_length, training.seed, style
+        examples, training.subject, tokenizer, training.max_completion_length, training.seed, style, training.prompt
     )
     # The templated prompt's character count bounds its token count (a token is at least one character).
     prompt_chars = len(
-        tokenizer.apply_chat_template(messages(training.subject), add_generation_prompt=True, tokenize=False)
+        tokenizer.apply_chat_template(
+            messages(training.subject, training.prompt), add_generation_prompt=True, tokenize=False
+        )
     )
     bf16, checkpointing = device_settings(training)
     args = SFTConfig(
