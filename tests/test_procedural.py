@@ -8,6 +8,7 @@ import pytest
 
 from rewards.gate import gate, static_check
 from watercolour.procedural import (
+    COMPACT_REACH,
     HEARTS,
     MAX_SHAPES,
     SPECIES,
@@ -106,6 +107,16 @@ def test_compact_sketches_pass_the_static_gate_with_the_skeleton_one_petal_loop_
         assert all(180 <= o <= 230 for o in opacities) and all(0.2 <= b <= 0.3 for b in bleeds)
         # About a third of a full sketch: it must fit the compact warm start's 400-token budget.
         assert len(sketch) < 1000
+
+
+def test_compact_sketches_draw_the_petal_reach_across_the_whole_range_in_tens():
+    reaches = []
+    for seed in SEEDS[:200]:
+        found = {int(r) for r in re.findall(r"300 \+ (\d+) \* cos", compact_sketch(seed))}
+        assert len(found) == 1, seed
+        reaches.append(found.pop())
+    assert all(r % 10 == 0 and COMPACT_REACH[0] <= r <= COMPACT_REACH[1] for r in reaches)
+    assert set(reaches) == set(range(COMPACT_REACH[0], COMPACT_REACH[1] + 1, 10))
 
 
 def test_numbers_stay_inside_the_prompts_ranges_and_the_shape_budget():
