@@ -97,6 +97,17 @@ def test_evaluate_samples_both_policies_on_the_same_seeds_scores_them_and_writes
     assert "gate pass rate" in table and "shift" in table
 
 
+@pytest.mark.browser
+@pytest.mark.slow
+def test_evaluate_against_another_adapter_samples_it_instead_of_the_base(zero_adapter, tmp_path):
+    config, adapter = zero_adapter
+    report = evaluate(adapter, n=1, config=config, out_dir=tmp_path, seed=3, against=adapter)
+    assert list(report["sides"]) == ["against", "adapter"] and report["against"] == str(adapter)
+    # The same adapter on both sides, same prompt and seed: the same samples, the same scores.
+    assert report["sides"]["against"] == report["sides"]["adapter"]
+    assert "against #0" in (tmp_path / "index.html").read_text()
+
+
 def test_first_and_last_are_steps_not_file_order(tmp_path):
     curves = CurvesFile(tmp_path)
     for step, reward in ((2, 0.4), (1, 0.2), (3, 0.5)):

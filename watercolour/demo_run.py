@@ -14,6 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from watercolour.curve_svg import write_curve_svg
 from watercolour.evaluation import RunSummary, format_summary, summarize_run
 from watercolour.procedural import Style
 from watercolour.warmstart import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, warm_start
@@ -58,11 +59,13 @@ def run_demo(
     os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
     from watercolour.trainer import latest_checkpoint, train
 
-    train(config, resume=latest_checkpoint(run_dir) is not None, echo=echo)
+    written = train(config, resume=latest_checkpoint(run_dir) is not None, echo=echo)
 
     # ---- did the reward rise?
     summary = summarize_run(run_dir)
     (run_dir / SUMMARY_FILE).write_text(json.dumps({**asdict(summary), "rises": summary.rises}, indent=2) + "\n")
+    curve = write_curve_svg(run_dir, title=f"{config.name}: {config.training.subject}")
     if echo:
         print(format_summary(summary))
+        print(f"gallery: {written['gallery']}  curve: {curve}  summary: {run_dir / SUMMARY_FILE}")
     return summary

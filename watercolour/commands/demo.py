@@ -2,9 +2,10 @@
 
 1. Render the bundled seed pool and write a gallery of it (`OUT/pool-gallery/`): the smallest end-to-end check
    that the renderer works on this machine, with a table of coverage, render time and throughput.
-2. Train: by default the `smoke` preset (SmolLM2-135M, offline stand-ins, a few GRPO steps) into `OUT/`, resuming
-   if it was interrupted; with `--learn`, the `demo` preset's warm start then GRPO (`watercolour.demo_run`), into
-   `OUT/learn/`. Either way it ends with the learning summary: first and last step, slope and its t-statistic.
+2. Learn: the `demo` preset's warm start then GRPO (`watercolour.demo_run`) into `OUT/learn/`, resuming if it was
+   interrupted; with `--smoke`, only the `smoke` preset's few GRPO steps from the untuned policy, into
+   `OUT/smoke/`. Either way it ends with the learning summary (first and last step, the slope and its t-statistic)
+   and the reward curve as `curve.svg`.
 
 Progress goes to stderr, tables to stdout.
 """
@@ -27,9 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="Render seed (default: 0, the committed renders' seed).")
     parser.add_argument("--pool-only", action="store_true", help="Only render the pool gallery; no training.")
     parser.add_argument(
-        "--learn",
+        "--smoke",
         action="store_true",
-        help="Warm start then GRPO with the `demo` preset (about an hour on 2 cores) instead of the smoke run.",
+        help="Only the smoke preset's 3 GRPO steps from the untuned policy (minutes; proves the plumbing, learns "
+        "nothing) instead of the demo preset's warm start and GRPO run (about 20 minutes on 2 cores).",
     )
 
 
@@ -42,29 +44,32 @@ def run(args: argparse.Namespace) -> int:
     status = render_pool_gallery(args.out / "pool-gallery", args.seed)
     if status or args.pool_only:
         return status
-    return train_and_summarize(args.out, learn=args.learn)
+    return train_and_summarize(args.out, smoke=args.smoke)
 
 
-def train_and_summarize(out: Path, learn: bool) -> int:
-    """The training half: a smoke GRPO run (or the warm-started learning run), then the learning summary."""
+def train_and_summarize(out: Path, smoke: bool = False) -> int:
+    """The training half: the warm-started learning run (or the smoke run), then the learning summary."""
     import os
 
+    from watercolour.curve_svg import write_curve_svg
     from watercolour.evaluation import format_summary, summarize_run
 
-    if learn:
+    if not smoke:
         from watercolour.demo_run import run_demo
 
         run_demo(out / "learn")
         return 0
-    os.environ.setdefault("TRACKIO_DIR", str(out / "trackio"))  # trackio reads it once, when TRL imports it
+    run_dir = out / "smoke"
+    os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))  # trackio reads it once, when TRL imports it
     from watercolour.config import load_config
     from watercolour.trainer import latest_checkpoint, train
 
-    config = load_config("smoke", {"run_dir": str(out)})
-    print(f"training: preset smoke, {config.training.steps} GRPO steps into {out}", file=sys.stderr)
-    written = train(config, resume=latest_checkpoint(out) is not None)
-    print(format_summary(summarize_run(out)))
-    print(f"gallery: {written['gallery']}  curves: {written['curves']}  adapter: {written['adapter']}")
+    config = load_config("smoke", {"run_dir": str(run_dir)})
+    print(f"training: preset smoke, {config.training.steps} GRPO steps into {run_dir}", file=sys.stderr)
+    written = train(config, resume=latest_checkpoint(run_dir) is not None)
+    print(format_summary(summarize_run(run_dir)))
+    curve = write_curve_svg(run_dir, title="smoke")
+    print(f"gallery: {written['gallery']}  curve: {curve}  adapter: {written['adapter']}")
     return 0
 
 

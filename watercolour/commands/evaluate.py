@@ -19,6 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=True,
         help="Also sample the base policy on the same prompts and seeds (default on).",
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="Compare with this adapter instead of the base policy (e.g. a run's warm start against its final "
+        "adapter); same base model, prompt and seeds.",
+    )
     parser.add_argument("--n", type=int, default=8, help="Paintings per policy (default 8).")
     parser.add_argument(
         "--preset", help="Preset for sampling and scoring (default: the one the adapter was trained with)."
@@ -40,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"{args.adapter} does not say which preset trained it: pass --preset (e.g. demo)")
     config = load_config(preset, parse_overrides(args.overrides))
     out = args.out or args.adapter.parent / "evaluation"
-    report = evaluate(args.adapter, args.n, config, out, base=args.base, seed=args.seed)
+    report = evaluate(args.adapter, args.n, config, out, base=args.base, seed=args.seed, against=args.against)
     print(f"{report['subject']}, {args.n} samples per policy, backends {report['backends']}")
     print(format_evaluation(report))
     print(f"gallery: {report['gallery']}")
