@@ -23,7 +23,8 @@ from renderers.page import Slot
 from watercolour.records import RenderResult
 
 
-CHROMIUM = "/usr/bin/chromium"
+# Debian's chromium (`make setup`); WATERCOLOUR_CHROMIUM points elsewhere (the GPU box's bundled launcher).
+CHROMIUM = os.environ.get("WATERCOLOUR_CHROMIUM", "/usr/bin/chromium")
 
 FAST_FLAGS = [
     "--use-gl=angle",

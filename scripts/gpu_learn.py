@@ -1,0 +1,89 @@
+"""The demo's learning recipe on a CUDA GPU, with more generations and steps: `watercolour.demo_run.run_demo`
+(compact warm start, then GRPO from the adapter, scored by the offline composite reward on real renders).
+
+The GPU machine has no Chromium of its own: source `scripts/gpu_render_env.sh` first (a bundled Debian Chromium
+with Mesa llvmpipe, the same renderer as on the dev box; docs/training.md says how the bundle is carried).
+
+    python scripts/gpu_learn.py --gguf SmolLM2-135M-Instruct.gguf --out DIR [--steps 30] [--generations 16]
+
+Writes the run directory to `DIR/run/` (resumed when it is already there) and `DIR/gpu_learn.json`: the summary,
+the per-step time split and the peak GPU memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gguf", type=Path, required=True, help="SmolLM2-135M-Instruct GGUF file")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--generations", type=int, default=16)
+    parser.add_argument("--learning-rate", type=float, default=None, help="default: the demo preset's")
+    parser.add_argument("--examples", type=int, default=48, help="warm-start examples")
+    parser.add_argument("--epochs", type=float, default=2.0, help="warm-start epochs")
+    parser.add_argument("--browsers", type=int, default=4, help="Chromium processes for the reward's renders")
+    args = parser.parse_args()
+
+    import torch
+
+    from watercolour.demo_run import run_demo
+    from watercolour.policy import convert_smollm2
+
+    started = time.perf_counter()
+    model_dir = convert_smollm2(args.out / "model", gguf=args.gguf)
+    converted_s = time.perf_counter() - started
+    run_dir = args.out / "run"
+    os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
+    training: dict = {
+        "model": str(model_dir),
+        "num_generations": args.generations,
+        "per_device_batch_size": args.generations,
+        "gradient_accumulation_steps": 1,
+        "steps": args.steps,
+        "save_steps": 5,
+    }
+    if args.learning_rate is not None:
+        training["learning_rate"] = args.learning_rate
+    overrides = {"training": training, "render": {"browsers": args.browsers, "pages_per_browser": 4}}
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+    started = time.perf_counter()
+    summary = run_demo(run_dir, examples=args.examples, epochs=args.epochs, overrides=overrides)
+    total_s = time.perf_counter() - started
+    with open(run_dir / "curves.csv") as file:
+        curves = list(csv.DictReader(file))
+    warm = json.loads((run_dir / "warmstart" / "warmstart.json").read_text())
+    report = {
+        "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+        "torch": torch.__version__,
+        "generations": args.generations,
+        "steps": args.steps,
+        "overrides": overrides,
+        "convert_s": round(converted_s, 1),
+        "warmstart_s": warm.get("seconds"),
+        "warmstart_losses": [warm["losses"][0], warm["losses"][-1]] if warm.get("losses") else None,
+        "run_s": round(total_s, 1),
+        "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2)
+        if torch.cuda.is_available()
+        else None,
+        "summary": {**asdict(summary), "rises": summary.rises},
+        "time_split": [
+            {key: row[key] for key in ("step", "reward_mean", "gate_pass_rate", "generate_s", "score_s", "update_s")}
+            for row in curves
+        ],
+    }
+    (args.out / "gpu_learn.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in report.items() if k != "time_split"}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
