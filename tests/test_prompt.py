@@ -41,14 +41,20 @@ def test_prompt_has_no_code_fence_and_no_worked_example():
     assert "brush.vertex(3" not in text and "brush.circle(3" not in text  # no concrete painting calls
 
 
+# The sketch's skeleton: both prompt styles spell it out.
+SKELETON = [
+    "createCanvas(600, 600, WEBGL)",
+    "brush.scaleBrushes(3)",
+    "angleMode(DEGREES)",
+    "noLoop()",
+    "translate(-width / 2, -height / 2)",
+]
+
+
 @pytest.mark.parametrize(
     "rule",
     [
-        "createCanvas(600, 600, WEBGL)",
-        "brush.scaleBrushes(3)",
-        "angleMode(DEGREES)",
-        "noLoop()",
-        "translate(-width / 2, -height / 2)",
+        *SKELETON,
         "0 and 600",
         "hex",
         "180 and 230",
@@ -75,18 +81,7 @@ def test_messages_are_a_system_and_a_user_turn_naming_the_subject(subject):
     assert subject in chat[1]["content"] and subject in prompt.user_prompt(subject)
 
 
-@pytest.mark.parametrize(
-    "rule",
-    [
-        "createCanvas(600, 600, WEBGL)",
-        "brush.scaleBrushes(3)",
-        "angleMode(DEGREES)",
-        "noLoop()",
-        "translate(-width / 2, -height / 2)",
-        "0 to 600",
-        "0.2-0.3",
-    ],
-)
+@pytest.mark.parametrize("rule", [*SKELETON, "0 to 600", "0.2-0.3"])
 def test_the_short_prompt_keeps_the_skeleton_and_canvas_rules(rule):
     assert rule in prompt.system_prompt("short")
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from watercolour.curves import CurvesFile
-from watercolour.evaluation import reward_trend
+from watercolour.evaluation import reward_trend, rewarded_steps
 
 
 WIDTH, HEIGHT = 640, 360
@@ -18,16 +17,9 @@ LEFT, RIGHT, TOP, BOTTOM = 56, 20, 44, 44
 CURVE_FILE = "curve.svg"
 
 
-def _float(value: str | None) -> float | None:
-    return float(value) if value not in (None, "") else None
-
-
 def curve_svg(run_dir: Path, title: str = "") -> str:
     """The SVG text for `run_dir/curves.csv`; rewards lie in 0..1, so the y axis is fixed to 0..1."""
-    rows = [row for row in CurvesFile(Path(run_dir)).read() if _float(row["reward_mean"]) is not None]
-    rows.sort(key=lambda row: float(row["step"]))
-    if not rows:
-        raise ValueError(f"no steps with a reward in {Path(run_dir) / 'curves.csv'}")
+    rows = rewarded_steps(run_dir)
     steps = [float(row["step"]) for row in rows]
     means = [float(row["reward_mean"]) for row in rows]
     lo, hi = min(steps), max(steps)
@@ -52,13 +44,13 @@ def curve_svg(run_dir: Path, title: str = "") -> str:
     for step in steps:
         parts.append(f'<text x="{x(step):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">{step:g}</text>')
     band = [
-        (step, _float(row["reward_best"]), _float(row["reward_worst"]))
+        (step, float(row["reward_best"]), float(row["reward_worst"]))
         for step, row in zip(steps, rows, strict=True)
-        if _float(row["reward_best"]) is not None and _float(row["reward_worst"]) is not None
+        if row["reward_best"] and row["reward_worst"]
     ]
     if band:
-        upper = " ".join(f"{x(s):.1f},{y(b):.1f}" for s, b, _ in band)  # type: ignore[arg-type]
-        lower = " ".join(f"{x(s):.1f},{y(w):.1f}" for s, _, w in reversed(band))  # type: ignore[arg-type]
+        upper = " ".join(f"{x(s):.1f},{y(b):.1f}" for s, b, _ in band)
+        lower = " ".join(f"{x(s):.1f},{y(w):.1f}" for s, _, w in reversed(band))
         parts.append(f'<polygon class="band" points="{upper} {lower}" fill="#e9b8a3" fill-opacity="0.35"/>')
     line = " ".join(f"{x(s):.1f},{y(m):.1f}" for s, m in zip(steps, means, strict=True))
     parts.append(f'<polyline class="mean" points="{line}" fill="none" stroke="#b5482a" stroke-width="2"/>')

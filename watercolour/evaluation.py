@@ -63,13 +63,19 @@ def _number(value: str | None) -> float | None:
     return float(value) if value not in (None, "") else None
 
 
-def summarize_run(run_dir: Path) -> RunSummary:
-    """The learning summary of the run whose curves are in `run_dir/curves.csv`."""
+def rewarded_steps(run_dir: Path) -> list[dict[str, str]]:
+    """The curve rows of `run_dir` that logged a reward, by step (not file order: "first" and "last" are steps,
+    whatever order the rows were appended in). Raises if there are none."""
     rows = [row for row in CurvesFile(Path(run_dir)).read() if _number(row["reward_mean"]) is not None]
-    # By step, not file order: "first" and "last" are steps, whatever order the rows were appended in.
     rows.sort(key=lambda row: float(row["step"]))
     if not rows:
         raise ValueError(f"no steps with a reward in {Path(run_dir) / 'curves.csv'}: has the run trained a step?")
+    return rows
+
+
+def summarize_run(run_dir: Path) -> RunSummary:
+    """The learning summary of the run whose curves are in `run_dir/curves.csv`."""
+    rows = rewarded_steps(run_dir)
     steps = [float(row["step"]) for row in rows]
     rewards = [float(row["reward_mean"]) for row in rows]
     slope, se, t = reward_trend(steps, rewards)
