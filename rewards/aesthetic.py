@@ -11,13 +11,18 @@ import asyncio
 import base64
 import hashlib
 import math
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
 from rewards.http import BoundClient, MalformedReply, post_json
 from rewards.offline_aesthetic import ImageStatsScorer
-from watercolour.records import AestheticScore
+from rewards.term import Admitted, RewardTerm
+from watercolour.records import AestheticScore, TermScore
+
+
+if TYPE_CHECKING:
+    from watercolour.config import RunConfig
 
 
 class AestheticSettings(BaseModel):
@@ -133,3 +138,23 @@ def make_scorer(settings: AestheticSettings) -> AestheticScorer:
     if settings.backend == "hpsv3":
         return HPSv3Scorer(settings)
     return ImageStatsScorer()
+
+
+async def measure_aesthetic(scorer: AestheticScorer, rollouts: list[Admitted]) -> list[TermScore]:
+    """One batched call for the rollouts (the client splits it into requests of `batch_size`)."""
+    scores = await scorer.score([rollout.png for rollout in rollouts])
+    return [TermScore(value=score.score, detail=score.model_dump()) for score in scores]
+
+
+def build_scorer(config: RunConfig) -> AestheticScorer:
+    return make_scorer(config.aesthetic)
+
+
+AESTHETIC_TERM = RewardTerm(
+    name="aesthetic",
+    measures="the aesthetic score A of the painting in 0..1 (HPSv3, or the offline image-statistics stand-in)",
+    needs_picture=True,
+    build=build_scorer,
+    measure=measure_aesthetic,
+    batched=True,
+)

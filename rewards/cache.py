@@ -6,8 +6,8 @@ neither should pay for a render or a remote call twice. Every file is written to
 place with `os.replace`, so a reader sees a whole entry or none, and a crash mid-write leaves only a stray
 `*.tmp` that no lookup ever reads.
 
-Layout: `render/<digest>.json` (the render summary) next to `render/<digest>.png`; `aesthetic/<digest>.json`;
-`judge/<digest>.json`. Each JSON keeps its key in clear so a person can tell what an entry is.
+Layout: `render/<digest>.json` (the render summary) next to `render/<digest>.png`; `terms/<term>/<digest>.json`
+for each service term (the aesthetic score, the judge's verdict). Each JSON keeps its key in clear so a person can tell what an entry is.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -27,7 +27,8 @@ from watercolour.records import RenderResult, sketch_hash
 
 
 Model = TypeVar("Model", bound=BaseModel)
-Kind = Literal["aesthetic", "judge"]
+# What kind of entry: "terms/<term name>" for a service term's answers (renders have their own methods).
+Kind = str
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,18 @@ import json
 import math
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
 from rewards.errors import ServiceUnavailable
 from rewards.http import BoundClient, MalformedReply, post_json
-from watercolour.records import Comparison, JudgeVerdict
+from rewards.term import Admitted, RewardTerm
+from watercolour.records import Comparison, JudgeVerdict, TermScore
+
+
+if TYPE_CHECKING:
+    from watercolour.config import RunConfig
 
 
 Winner = Literal["A", "B"]
@@ -292,3 +297,29 @@ def make_judge(settings: JudgeSettings, pool: Sequence[PoolReference]) -> Judge:
     from rewards.offline_judge import PoolSimilarityJudge
 
     return PoolSimilarityJudge(settings, pool)
+
+
+async def measure_judge(judge: Judge, rollouts: list[Admitted]) -> list[TermScore]:
+    """One painting (the term is not batched) against the references its group seed draws."""
+    (rollout,) = rollouts
+    verdict = await judge.judge(rollout.png, rollout.group_seed)
+    if verdict.score is None:
+        raise ServiceUnavailable("judge", "malformed: no comparison resolved in either order")
+    return [TermScore(value=verdict.score, detail=verdict.model_dump())]
+
+
+def build_judge(config: RunConfig) -> Judge:
+    from watercolour.reference_pool import load_pool
+
+    # The judge's backend id covers the pool's content and the draw settings, so its cache keys do too.
+    return make_judge(config.judge, load_pool(config.pool_dir))
+
+
+JUDGE_TERM = RewardTerm(
+    name="judge",
+    measures="the pairwise judge's win share J in 0..1 against references drawn by the group seed",
+    needs_picture=True,
+    build=build_judge,
+    measure=measure_judge,
+    seeded=True,
+)

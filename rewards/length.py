@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rewards.term import RewardTerm
 from watercolour.sketch import extract_sketch
 
 
@@ -55,3 +56,11 @@ def completion_text(completion: str | list[dict[str, Any]]) -> str:
 def length_reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
     """TRL's reward contract, for runs or evaluations that want the length term on its own."""
     return [length_score(extract_sketch(completion_text(completion))) for completion in completions]
+
+
+LENGTH_TERM = RewardTerm(
+    name="length",
+    measures="the length ramp L of the extracted sketch in 0..1",
+    needs_picture=False,
+    of_verdict=lambda verdict: length_score(verdict.sketch),
+)

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rewards.composite import OnScored, compose
+from rewards.composite import OnScored
 from rewards.gate import static_check
 from rewards.length import completion_text, length_score
+from rewards.scoring_engine import compose
 from watercolour.config import RunConfig, Weights
 from watercolour.records import RewardParts
 
@@ -37,13 +38,15 @@ class StaticReward:
             verdict = static_check(completion_text(completion), self.config.gate)
             part = RewardParts(
                 reward=None,
-                gate=float(verdict.passed),
-                length=length_score(verdict.sketch) if verdict.passed else 0.0,
+                terms={
+                    "gate": float(verdict.passed),
+                    "length": length_score(verdict.sketch) if verdict.passed else 0.0,
+                },
                 weights=STATIC_WEIGHTS.model_dump(),
                 backends={"static": "static gate + length (no render)"},
                 verdict=verdict,
             )
-            part.reward = compose(part, STATIC_WEIGHTS)
+            part.reward = compose(part, STATIC_WEIGHTS.model_dump())
             parts.append(part)
         if self.on_scored is not None:
             self.on_scored(prompts, completions, parts, kwargs)

@@ -22,7 +22,8 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 
-from watercolour.records import DeadLetter, RewardParts
+from rewards.terms import term_names
+from watercolour.records import DeadLetter, RewardParts, rollout_step
 
 
 OnScored = Callable[[list[Any], list[Any], list[RewardParts], dict[str, Any]], None]
@@ -41,10 +42,7 @@ def reward_rows(parts: list[RewardParts]) -> list[dict[str, Any]]:
         {
             "rollout": index,
             "reward": fixed(part.reward),
-            "gate": part.gate,
-            "length": fixed(part.length),
-            "aesthetic": fixed(part.aesthetic),
-            "judge": fixed(part.judge),
+            **{name: fixed(part.term(name)) for name in term_names()},
             "violations": ", ".join(part.verdict.violations) if part.verdict else "",
             "dead_letter": f"{part.dead_letter.stage}: {part.dead_letter.cause}"[:200] if part.dead_letter else "",
         }
@@ -71,8 +69,7 @@ class StepReporter:
         self.progress_id = progress_id
 
     def __call__(self, prompts: list[Any], completions: list[Any], parts: list[RewardParts], kwargs: dict) -> None:
-        state = kwargs.get("trainer_state")
-        step = (state.global_step if state is not None else 0) + 1
+        step = rollout_step(kwargs.get("trainer_state")) or 1
         if self.then is not None:
             self.then(prompts, completions, parts, kwargs)
         self.report(step, parts)

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from rewards.aesthetic import make_scorer
+from rewards.aesthetic import build_scorer, make_scorer
 from rewards.composite import CompositeReward, group_seed
 from rewards.dead_letters import DeadLetterLog
-from rewards.judge import make_judge
+from rewards.judge import build_judge, make_judge
 from rewards.length import length_score
 from watercolour.config import RunConfig, load_config
 from watercolour.records import AestheticScore, JudgeVerdict, RenderResult, RewardParts, sketch_hash
@@ -95,10 +95,9 @@ def config_for(run_dir: Path, **overrides: Any) -> RunConfig:
 def reward_for(
     config: RunConfig, browser_pool: Any, **kwargs: Any
 ) -> tuple[CompositeReward, CountingFactory, CountingFactory]:
-    scorers, judges = CountingFactory(make_scorer), CountingFactory(make_judge)
-    reward = CompositeReward(
-        config, config.run_dir, pool=browser_pool, scorer_factory=scorers, judge_factory=judges, **kwargs
-    )
+    scorers, judges = CountingFactory(build_scorer), CountingFactory(build_judge)
+    clients = {"aesthetic": scorers, "judge": judges}
+    reward = CompositeReward(config, config.run_dir, pool=browser_pool, clients=clients, **kwargs)
     return reward, scorers, judges
 
 
@@ -116,8 +115,7 @@ async def test_gate_failures_score_zero_with_no_render_and_no_service_call(tmp_p
     reward, scorers, judges = reward_for(config_for(tmp_path), browser_pool)
     rewards = await reward(["p", "p"], [NOT_A_SKETCH, OUTSIDE_ALLOWLIST])
     assert rewards == [0.0, 0.0]
-    clients = await reward.clients()
-    assert clients.renderer.renders == 0 and scorers.calls == 0 and judges.calls == 0
+    assert reward.engine.renderer.renders == 0 and scorers.calls == 0 and judges.calls == 0
     assert not (tmp_path / "dead_letters.jsonl").exists()
 
 
@@ -143,7 +141,7 @@ async def test_a_passing_sketch_scores_the_weighted_sum_of_its_parts(
     assert judge is not None and 0 < length < 1
     assert rewards[0] == pytest.approx(0.05 + 0.05 * length + 0.30 * aesthetic + 0.60 * judge)
     assert rewards[1] == 0.0
-    assert (parts.gate, parts.length, parts.aesthetic, parts.judge) == (1.0, length, aesthetic, judge)
+    assert [parts.term(name) for name in ("gate", "length", "aesthetic", "judge")] == [1.0, length, aesthetic, judge]
     assert parts.backends["aesthetic"].startswith("offline") and parts.backends["judge"].startswith("offline")
     assert set(parts.timings_ms) == {"gate", "aesthetic", "judge"}
     assert logged["reward/gate"] == 0.5 and logged["dead_letters"] == 0.0
@@ -190,9 +188,10 @@ async def test_a_backend_at_weight_zero_is_never_called_and_the_other_still_is(
     assert factories[off].built == [] and factories[on].calls >= 1
     assert not (tmp_path / "dead_letters.jsonl").exists()
     for value, parts in zip(rewards, scored[0], strict=True):
-        measured = getattr(parts, on)
-        assert getattr(parts, off) is None and parts.backends[off] == "off (weight 0)"
-        assert value == pytest.approx(0.05 + 0.05 * parts.length + 0.9 * measured)
+        measured = parts.term(on)
+        assert parts.term(off) is None and parts.backends[off] == "off (weight 0)"
+        assert measured is not None and parts.term("length") is not None
+        assert value == pytest.approx(0.05 + 0.05 * parts.term("length") + 0.9 * measured)
 
 
 async def test_every_rollout_of_a_group_faces_the_same_references(
@@ -202,8 +201,8 @@ async def test_every_rollout_of_a_group_faces_the_same_references(
     reward, _, judges = reward_for(config_for(tmp_path), browser_pool, on_scored=lambda *args: scored.append(args[2]))
     prompts = ["paint a peach hibiscus"] * 3 + ["paint a red poppy"] * 3
     await reward(prompts, paintings + paintings, trainer_state=StepState(7))
-    verdicts = [parts.judge_verdict for parts in scored[0] if parts.judge_verdict is not None]
-    drawn = [[comparison.reference for comparison in verdict.comparisons] for verdict in verdicts]
+    verdicts = [parts.details["judge"] for parts in scored[0] if "judge" in parts.details]
+    drawn = [[comparison["reference"] for comparison in verdict["comparisons"]] for verdict in verdicts]
     assert len(drawn) == 6
     assert drawn[0] == drawn[1] == drawn[2] and drawn[3] == drawn[4] == drawn[5]
     assert len(set(judges.built[0].seeds)) == 2  # one seed per group, different across groups
@@ -232,7 +231,7 @@ async def test_the_reward_pickles_and_scores_after_unpickling(tmp_path: Path, pa
         rewards = await clone([[{"role": "user", "content": "paint"}]], as_chat)
         assert isinstance(rewards[0], float) and isinstance(elsewhere[0], float) and rewards[0] != elsewhere[0]
         after_use = pickle.loads(pickle.dumps(clone))  # live clients (browsers, HTTP) stay behind
-        assert after_use._clients is None and after_use.config == clone.config
+        assert after_use.engine._clients is None and after_use.config == clone.config
     finally:
         await clone.aclose()
 
@@ -248,16 +247,14 @@ async def test_a_second_call_on_the_same_completions_costs_nothing(
     }
     reward, scorers, judges = reward_for(config, browser_pool)
     first = await reward(**batch)
-    clients = await reward.clients()
     admitted = sum(value is not None and value > 0 for value in first)
-    assert clients.renderer.renders == 3 and scorers.calls == 1 and judges.calls == admitted
+    assert reward.engine.renderer.renders == 3 and scorers.calls == 1 and judges.calls == admitted
     # A resumed run is a fresh reward over the same run directory; the repeat costs no render and no call.
     resumed, scorers, judges = reward_for(config, browser_pool)
     again = await resumed(**batch)
-    resumed_clients = await resumed.clients()
     assert again == first
-    assert (resumed_clients.renderer.renders, scorers.calls, judges.calls) == (0, 0, 0)
-    assert resumed_clients.renderer.hits == 3
+    assert (resumed.engine.renderer.renders, scorers.calls, judges.calls) == (0, 0, 0)
+    assert resumed.engine.renderer.hits == 3
 
 
 async def test_a_stuck_renderer_gives_none_and_a_render_dead_letter(

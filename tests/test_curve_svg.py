@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from watercolour.curve_svg import BOTTOM, HEIGHT, TOP, curve_svg, write_curve_svg
-from watercolour.curves import COLUMNS, CurvesFile
+from watercolour.curves import CurvesFile, columns
 from watercolour.evaluation import reward_trend
 
 
@@ -18,7 +18,7 @@ def write_curves(run_dir, rewards, order=None):
     curves = CurvesFile(run_dir)
     for step in order or range(1, len(rewards) + 1):
         mean = rewards[step - 1]
-        row = dict.fromkeys(COLUMNS, "")
+        row = dict.fromkeys(columns(), "")
         row.update(step=step, reward_mean=mean, reward_best=min(1.0, mean + 0.2), reward_worst=max(0.0, mean - 0.1))
         curves.append(row)
 

@@ -9,14 +9,14 @@ import pytest
 from models import tiny_sketcher
 
 from watercolour.config import load_config
-from watercolour.curves import COLUMNS, CurvesFile
+from watercolour.curves import CurvesFile, columns
 from watercolour.evaluation import evaluate, format_evaluation, format_summary, reward_trend, summarize_run
 
 
 def write_curves(run_dir, rewards, gates=None, zero_std=None):
     curves = CurvesFile(run_dir)
     for index, reward in enumerate(rewards):
-        row = dict.fromkeys(COLUMNS)
+        row = dict.fromkeys(columns())
         row.update(step=index + 1, reward_mean=reward)
         row["gate_pass_rate"] = gates[index] if gates else None
         row["frac_reward_zero_std"] = zero_std[index] if zero_std else None
@@ -111,7 +111,7 @@ def test_evaluate_against_another_adapter_samples_it_instead_of_the_base(zero_ad
 def test_first_and_last_are_steps_not_file_order(tmp_path):
     curves = CurvesFile(tmp_path)
     for step, reward in ((2, 0.4), (1, 0.2), (3, 0.5)):
-        row = dict.fromkeys(COLUMNS)
+        row = dict.fromkeys(columns())
         row.update(step=step, reward_mean=reward)
         curves.append(row)
     summary = summarize_run(tmp_path)

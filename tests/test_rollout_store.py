@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from transformers import TrainerState
 
-from watercolour.curves import COLUMNS, CurvesFile, curve_row, rollout_summary
+from watercolour.curves import CurvesFile, columns, curve_row, rollout_summary
 from watercolour.records import DeadLetter, GateVerdict, RenderResult, RewardParts, sketch_hash
 from watercolour.rollout_store import RolloutStore, gallery_items
 
@@ -28,10 +28,7 @@ def scored(flower_sketch: str) -> list[RewardParts]:
     """One admitted painting and one gate refusal whose scoring hit a dead letter."""
     admitted = RewardParts(
         reward=0.42,
-        gate=1.0,
-        length=0.1,
-        aesthetic=0.5,
-        judge=0.5,
+        terms={"gate": 1.0, "length": 0.1, "aesthetic": 0.5, "judge": 0.5},
         verdict=GateVerdict(
             passed=True,
             sketch=flower_sketch,
@@ -148,5 +145,5 @@ def test_curves_append_per_step_and_truncate_on_resume(tmp_path):
     assert [row["step"] for row in curves.read()] == ["1", "2", "3"]
     curves.truncate(after_step=2)
     rows = curves.read()
-    assert [row["step"] for row in rows] == ["1", "2"] and list(rows[0]) == COLUMNS
+    assert [row["step"] for row in rows] == ["1", "2"] and list(rows[0]) == columns()
     assert float(rows[0]["update_s"]) == pytest.approx(0.5)

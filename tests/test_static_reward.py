@@ -22,7 +22,7 @@ def test_static_reward_pays_gate_and_length_and_refuses_cheats(tmp_path):
     assert rewards[0] == 0.5 + 0.5 * length_score(parts[0].verdict.sketch)
     assert rewards[1:] == [0.0, 0.0]
     assert "bare_primitives" in parts[1].verdict.violations
-    assert parts[0].aesthetic is None and parts[0].judge is None
+    assert parts[0].term("aesthetic") is None and parts[0].term("judge") is None
 
 
 def test_static_reward_pickles(tmp_path):

@@ -15,14 +15,17 @@ from pathlib import Path
 from statistics import fmean, median
 from typing import Any
 
+from rewards.terms import TERMS
 from watercolour.sketch import inventory
 
 
 CURVES_FILE = "curves.csv"
 LOW_REWARD = 0.3
 
-# CSV column -> the logged metric it is read from. update_s is derived: the step's time less generate and score.
-SOURCES = {
+# CSV column -> the logged metric it is read from: the run's own, then one column per registered reward term (its
+# batch mean, "reward/<term>"), then the counts and times. update_s is derived: the step's time less generate and
+# score.
+RUN_SOURCES = {
     "reward_mean": "reward",
     "reward_median": "rollouts/reward_median",
     "reward_best": "rollouts/reward_best",
@@ -31,16 +34,23 @@ SOURCES = {
     "frac_reward_zero_std": "frac_reward_zero_std",
     "coverage_mean": "rollouts/coverage_mean",
     "shapes_mean": "rollouts/shapes_mean",
-    "length_mean": "reward/length",
-    "judge_mean": "reward/judge",
-    "aesthetic_mean": "reward/aesthetic",
-    "gate_pass_rate": "reward/gate",
+}
+TAIL_SOURCES = {
     "dead_letters": "dead_letters",
     "generate_s": "time/generate_s",
     "score_s": "time/score_s",
     "step_s": "step_time",
 }
-COLUMNS = ["step", *SOURCES, "update_s"]
+
+
+def sources() -> dict[str, str]:
+    """Every column read off the logs, reward terms included (as registered when called)."""
+    terms = {term.column: f"reward/{term.name}" for term in TERMS.values()}
+    return {**RUN_SOURCES, **terms, **TAIL_SOURCES}
+
+
+def columns() -> list[str]:
+    return ["step", *sources(), "update_s"]
 
 
 def _mean(values: list[float]) -> float | None:
@@ -73,7 +83,7 @@ def rollout_summary(rows: list[dict[str, Any]]) -> dict[str, float | None]:
 
 def curve_row(step: int, logs: dict[str, Any]) -> dict[str, Any]:
     """One CSV row from a step's logged metrics; a metric nobody logged (a term at weight 0) stays empty."""
-    row: dict[str, Any] = {"step": step, **{column: logs.get(source) for column, source in SOURCES.items()}}
+    row: dict[str, Any] = {"step": step, **{column: logs.get(source) for column, source in sources().items()}}
     timed = [row["step_s"], row["generate_s"], row["score_s"]]
     row["update_s"] = timed[0] - timed[1] - timed[2] if None not in timed else None
     return row
@@ -100,13 +110,24 @@ class CurvesFile:
         self.path = Path(run_dir) / CURVES_FILE
 
     def append(self, row: dict[str, Any]) -> None:
-        new = not self.path.exists()
+        header = self.header()
+        if header is not None and not set(row) <= set(header):
+            # A term registered since the file was started: rewrite it once under the wider header.
+            self._rewrite(self.read(), [*header, *(column for column in row if column not in header)])
+            header = self.header()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-            if new:
+            writer = csv.DictWriter(handle, fieldnames=header or list(row))
+            if header is None:
                 writer.writeheader()
             writer.writerow(row)
+
+    def header(self) -> list[str] | None:
+        """The file's columns (an older run's order is kept: rows are appended under the header they find)."""
+        if not self.path.exists():
+            return None
+        with self.path.open(newline="") as handle:
+            return next(csv.reader(handle), None)
 
     def read(self) -> list[dict[str, str]]:
         if not self.path.exists():
@@ -120,10 +141,13 @@ class CurvesFile:
         if not self.path.exists():
             return
         kept = [row for row in self.read() if int(row["step"]) <= after_step]
+        self._rewrite(kept, self.header() or columns())
+
+    def _rewrite(self, rows: list[dict[str, Any]], fieldnames: list[str]) -> None:
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
+        writer = csv.DictWriter(buffer, fieldnames=fieldnames)
         writer.writeheader()
-        writer.writerows(kept)
+        writer.writerows(rows)
         partial = self.path.with_suffix(".csv.partial")
         partial.write_text(buffer.getvalue())
         os.replace(partial, self.path)

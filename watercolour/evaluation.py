@@ -4,7 +4,7 @@
 of the step mean reward on the step index with its t-statistic (t = slope / SE(slope), docs/learning.md), and
 the share of groups whose rewards were all equal (no gradient). `evaluate` samples K paintings from the base
 policy and from the adapter with the training sampling settings on the same prompts and seeds, scores both with
-the run's composite reward and writes a side-by-side gallery.
+the scoring engine under the run's configuration and writes a side-by-side gallery.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from pathlib import Path
 from statistics import fmean, median
 from typing import Any
 
+from rewards.terms import term_names
 from watercolour.config import RunConfig
 from watercolour.curves import LOW_REWARD, CurvesFile
+from watercolour.records import RewardParts
 
 
 # A slope this many standard errors above zero is read as a rise (about p < 0.05 one-sided for n > 8).
@@ -121,16 +123,23 @@ class SideStats:
     median: float | None
     share_under_0_3: float | None
     gate_pass_rate: float
+    terms: dict[str, float | None]
 
 
-def side_stats(rewards: list[float | None], gates: list[float]) -> SideStats:
-    measured = [reward for reward in rewards if reward is not None]
+def side_stats(parts: list[RewardParts]) -> SideStats:
+    """A side's reward distribution and the mean of every registered term (over the rollouts that measured it)."""
+    measured = [part.reward for part in parts if part.reward is not None]
+    means = {}
+    for name in term_names():
+        values = [value for part in parts if (value := part.term(name)) is not None]
+        means[name] = fmean(values) if values else None
     return SideStats(
-        n=len(rewards),
+        n=len(parts),
         mean=fmean(measured) if measured else None,
         median=median(measured) if measured else None,
         share_under_0_3=fmean(float(r < LOW_REWARD) for r in measured) if measured else None,
-        gate_pass_rate=fmean(gates) if gates else 0.0,
+        gate_pass_rate=fmean(part.term("gate") or 0.0 for part in parts) if parts else 0.0,
+        terms=means,
     )
 
 
@@ -173,7 +182,7 @@ def evaluate(
     evaluation.json and a gallery. Every side samples the same prompt with the same sampling seed."""
     import torch
 
-    from rewards.composite import CompositeReward
+    from rewards.scoring_engine import ScoringEngine
     from watercolour.adapter import load_policy
     from watercolour.policy import set_cpu_threads
 
@@ -193,22 +202,16 @@ def evaluate(
         # The same weights with the LoRA switched off: the base policy, on the same prompt and sampling seed.
         with model.disable_adapter():
             samples = {"base": sample(model, tokenizer, subject, n, config, seed), **samples}
-    scored: dict[str, list] = {}
+    engine = ScoringEngine(config, out_dir)
 
-    def keep(prompts: list, completions: list, parts: list, kwargs: dict) -> None:
-        scored[kwargs["side"]] = parts
-
-    reward = CompositeReward(config, out_dir, on_scored=keep)
-
-    async def score_all() -> None:
+    async def score_all() -> dict[str, list[RewardParts]]:
         try:
-            for side, completions in samples.items():
-                # Sample i of each side faces the same judge references (one group seed per index).
-                await reward([subject] * n, completions, group_seed=list(range(n)), side=side)
+            # Sample i of each side faces the same judge references (one group seed per index).
+            return {side: await engine.score(texts, list(range(n)), None) for side, texts in samples.items()}
         finally:
-            await reward.aclose()
+            await engine.aclose()
 
-    asyncio.run(score_all())
+    scored = asyncio.run(score_all())
     report = {
         "adapter": str(adapter_dir),
         "against": str(against) if against is not None else None,
@@ -217,10 +220,7 @@ def evaluate(
         "seed": seed,
         "sampling": config.training.model_dump(include={"temperature", "top_p", "top_k", "max_completion_length"}),
         "backends": scored["adapter"][0].backends if scored["adapter"] else {},
-        "sides": {
-            side: asdict(side_stats([p.reward for p in parts], [p.gate for p in parts]))
-            for side, parts in scored.items()
-        },
+        "sides": {side: asdict(side_stats(parts)) for side, parts in scored.items()},
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "evaluation.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -246,12 +246,7 @@ def _gallery(samples: dict[str, list[str]], scored: dict[str, list], out_dir: Pa
                     title=f"{side} #{index}",
                     sketch=(verdict.sketch if verdict is not None else None) or samples[side][index],
                     reward=parts.reward,
-                    parts={
-                        "gate": parts.gate,
-                        "length": parts.length,
-                        "aesthetic": parts.aesthetic,
-                        "judge": parts.judge,
-                    },
+                    parts=dict(parts.terms),
                     preset=side,
                     violations=verdict.violations if verdict is not None else ["dead letter"],
                 )
@@ -275,4 +270,7 @@ def format_evaluation(report: dict) -> str:
         if len(values) == 2 and None not in values:
             row += f"{values[1] - values[0]:>+10{spec}}"
         lines.append(row)
+    for name in term_names():
+        values = [sides[side]["terms"].get(name) for side in names]
+        lines.append(f"{name + ' mean':18}" + "".join(f"{_cell(value):>10}" for value in values))
     return "\n".join(lines)

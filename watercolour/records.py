@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 def sketch_hash(source: str) -> str:
@@ -91,20 +92,45 @@ class DeadLetter(BaseModel):
     at: float = Field(description="Unix time.")
 
 
+class TermScore(BaseModel):
+    """One service term's answer for one painting: its value in 0..1 and the backend's own answer, for reading."""
+
+    value: float
+    detail: dict[str, Any] = Field(default_factory=dict, description="E.g. HPSv3's raw mu, the judge's comparisons.")
+
+
 class RewardParts(BaseModel):
     """The composite reward of one rollout, with every part, for logs, curves and the rollout store."""
 
+    # A term passed as a field of its own (the layout before terms were registered) is an error, not dropped.
+    model_config = ConfigDict(extra="forbid")
+
     reward: float | None = Field(description="None: could not be measured (infrastructure), never 'bad'.")
-    gate: float = 0.0
-    length: float = 0.0
-    aesthetic: float | None = None
-    judge: float | None = None
-    aesthetic_score: AestheticScore | None = Field(
-        default=None, description="The scorer's answer, raw value included."
+    terms: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="Every registered term by name (rewards.terms); None: not measured (weight 0, refused, failed).",
+    )
+    details: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Service terms' answers by term name (raw scores, comparisons)."
     )
     weights: dict[str, float] = Field(default_factory=dict)
     backends: dict[str, str] = Field(default_factory=dict, description="Backend ids, offline ones named as such.")
     verdict: GateVerdict | None = None
-    judge_verdict: JudgeVerdict | None = None
     dead_letter: DeadLetter | None = None
     timings_ms: dict[str, float] = Field(default_factory=dict)
+
+    def term(self, name: str) -> float | None:
+        """One term's value; a term this record does not hold (registered after it was written) is None."""
+        return self.terms.get(name)
+
+    @property
+    def passed(self) -> bool:
+        """Admitted by the gate and measured: the rollouts whose service terms were asked."""
+        return self.verdict is not None and self.verdict.passed and self.dead_letter is None
+
+
+def rollout_step(trainer_state: Any) -> int | None:
+    """The step a batch of rollouts is recorded under: TRL's `global_step` counts finished optimizer steps, and
+    these rollouts train the next one, so step N's update learns from the rollouts numbered N (like its
+    checkpoint and its log line). Every consumer (reward, dead letters, store, artifacts) numbers through here."""
+    return None if trainer_state is None or trainer_state.global_step is None else trainer_state.global_step + 1

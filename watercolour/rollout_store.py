@@ -3,7 +3,7 @@
 Layout under the run directory:
 
     rollouts/step-00003.parquet        one row per rollout of step 3 (step, group, index, prompt, completion,
-                                       sketch, png path, reward and every part, violations, dead letter, timings)
+                                       sketch, png path, reward and every registered term, violations, dead letter, timings)
     rollouts/png/3/<group>_<index>.png the rendered painting, referenced from the row by its run-relative path
 
 Steps are numbered like TRL's logs and checkpoints: the rollouts scored while `global_step` was 2 are the ones
@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from rewards.length import completion_text
+from rewards.terms import term_names
 from watercolour.curves import rollout_summary
 from watercolour.gallery import GalleryItem
-from watercolour.records import RewardParts
+from watercolour.records import RewardParts, rollout_step
 
 
 ROLLOUTS_DIR = "rollouts"
@@ -39,7 +40,7 @@ def shard_schema() -> Any:
     columns = {
         **dict.fromkeys(("step", "group", "index"), count),
         **dict.fromkeys(("preset", "prompt", "completion", "sketch", "sketch_hash", "png"), text),
-        **dict.fromkeys(("reward", "gate", "length", "aesthetic", "judge"), number),
+        **dict.fromkeys(("reward", *term_names()), number),
         "passed": pa.bool_(),
         "violations": pa.list_(text),
         **dict.fromkeys(("coverage", "render_ms"), number),
@@ -70,8 +71,9 @@ class RolloutStore:
         self, prompts: list[Any], completions: list[Any], parts: list[RewardParts], kwargs: dict[str, Any]
     ) -> None:
         """Write one step's rollouts (PNGs first, then the shard that points at them) and log their summary."""
-        state = kwargs.get("trainer_state")
-        step = state.global_step + 1 if state is not None else self.next_step()
+        step = rollout_step(kwargs.get("trainer_state"))
+        if step is None:
+            step = self.next_step()
         rows = [
             self._row(step, position, *rollout)
             for position, rollout in enumerate(zip(prompts, completions, parts, strict=True))
@@ -103,10 +105,7 @@ class RolloutStore:
             "sketch_hash": verdict.sketch_hash if verdict is not None else None,
             "png": png_path,
             "reward": parts.reward,
-            "gate": parts.gate,
-            "length": parts.length,
-            "aesthetic": parts.aesthetic,
-            "judge": parts.judge,
+            **{name: parts.term(name) for name in term_names()},
             "passed": verdict.passed if verdict is not None else False,
             "violations": list(verdict.violations) if verdict is not None else [],
             "coverage": render.coverage if render is not None else None,
@@ -176,7 +175,7 @@ def gallery_items(rows: list[dict[str, Any]], gallery_dir: Path, run_dir: Path) 
                 title=f"step {row['step']} · group {row['group']} · #{row['index']}",
                 sketch=row["sketch"] or row["completion"] or "",
                 reward=row["reward"],
-                parts={name: row[name] for name in ("gate", "length", "aesthetic", "judge", "coverage")},
+                parts={name: row.get(name) for name in (*term_names(), "coverage")},
                 step=row["step"],
                 preset=row["preset"],
                 violations=row["violations"],

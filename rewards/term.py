@@ -1,0 +1,61 @@
+"""A reward term as a unit: its name (weight key, parts key, column stem), what it measures, whether it needs
+the painting, and how it is measured. The registry of terms is `rewards.terms`.
+
+Two kinds of term. A *sketch* term is a pure function of the gate's verdict (the gate itself, the length ramp):
+cheap, measured for every rollout. A *service* term needs a backend (the aesthetic scorer, the judge): its client
+is built only when its weight is above 0, it sees only admitted rollouts, its answers go through the run's
+content cache, and a failure of its backend becomes a dead letter. A batched service term gets one call per
+scored batch (one GRPO group under the Prefect fan-out); the others get one call per rollout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from watercolour.records import GateVerdict, TermScore
+
+
+if TYPE_CHECKING:
+    from watercolour.config import RunConfig
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """One admitted rollout, as a service term sees it."""
+
+    png: bytes
+    sketch: str
+    sketch_hash: str
+    group_seed: int
+
+
+# (client, rollouts) -> one score per rollout; raises ServiceUnavailable when the backend could not answer.
+Measure = Callable[[Any, list[Admitted]], Awaitable[list[TermScore]]]
+
+
+@dataclass(frozen=True)
+class RewardTerm:
+    """One term of the reward. Exactly one of `of_verdict` (a sketch term) and `build` (a service term) is set."""
+
+    name: str
+    measures: str
+    needs_picture: bool
+    of_verdict: Callable[[GateVerdict], float] | None = None
+    build: Callable[[RunConfig], Any] | None = None
+    measure: Measure | None = None
+    batched: bool = False
+    # The group seed picks what the term compares with (the judge's references), so it is part of the cache key.
+    seeded: bool = False
+    column: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if (self.of_verdict is None) == (self.build is None) or (self.build is None) != (self.measure is None):
+            raise ValueError(f"term {self.name!r}: give either of_verdict, or build and measure")
+        if not self.column:
+            object.__setattr__(self, "column", f"{self.name}_mean")
+
+    @property
+    def is_service(self) -> bool:
+        return self.build is not None
