@@ -14,6 +14,7 @@ import sys
 COMMANDS = {
     "render": "Render sketches or completions to PNGs (JSON lines on stdout).",
     "gate": "Run the admission gate on sketches or completions (JSON lines on stdout).",
+    "score": "Score sketches or completions with a preset's reward (JSON lines on stdout).",
     "demo": "The README's main job on its offline default.",
     "space": "Wake, pause, sleep or inspect the scorer Space on the Hub.",
     "train": "GRPO-train the policy from a preset into a run directory (--resume continues it).",
