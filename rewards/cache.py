@@ -15,14 +15,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from watercolour.files import write_atomic
 from watercolour.records import RenderResult, sketch_hash
 
 
@@ -44,19 +43,6 @@ class ContentKey:
     @property
     def digest(self) -> str:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:32]
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that no reader, and no crash, ever sees half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
 
 
 class ContentCache:

@@ -19,7 +19,8 @@ from typing import Any
 from prefect import get_run_logger, runtime, task
 from prefect.cache_policies import DEFAULT
 
-from tasks.fanout import FannedReward, FanOutSettings, OnScored, close_reward_engine, make_task_runner
+from rewards.engine_thread import close_engine_thread
+from tasks.fanout import FannedReward, FanOutSettings, OnScored, make_task_runner
 from tasks.observe import StepReporter
 from watercolour.config import RunConfig
 from watercolour.records import RewardParts
@@ -87,7 +88,7 @@ def grpo_train(
             # Needs the trainer to build its reward through `make_reward(config, run_dir, on_scored)`.
             written = training.train(config, resume=checkpoint is not None, echo=False, make_reward=make_reward)
         finally:
-            close_reward_engine()
+            close_engine_thread()
     return {
         **{name: str(path) for name, path in written.items()},
         "resumed_from": checkpoint,

@@ -31,6 +31,16 @@ def hub(monkeypatch):
         yield server
 
 
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    """One Prefect test server for the session (flows, the fan-out): starting one costs ~10 s."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    os.environ.setdefault("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect-home")))
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
 @pytest_asyncio.fixture(scope="session")
 async def browser_pool():
     """A started BrowserPool shared by every browser test (launching Chromium costs ~0.5 s a browser)."""

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from rewards.cache import CachedRenderer, ContentCache, ContentKey, write_atomic
+from rewards.cache import CachedRenderer, ContentCache, ContentKey
+from watercolour.files import write_atomic
 from watercolour.records import AestheticScore, Comparison, JudgeVerdict, RenderResult
 
 

@@ -17,22 +17,15 @@ import pytest
 from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.task_runners import ThreadPoolTaskRunner
-from prefect.testing.utilities import prefect_test_harness
 
-from tasks.fanout import FannedReward, FanOutSettings, StepState, close_reward_engine, make_task_runner
+from rewards.engine_thread import close_engine_thread
+from tasks.fanout import FannedReward, FanOutSettings, StepState, make_task_runner
 from tasks.observe import StepReporter
 from watercolour.config import load_config
 
 
 ROOT = Path(__file__).resolve().parent.parent
 SPACE = "painter/watercolour-hpsv3"
-
-
-@pytest.fixture(scope="session")
-def prefect_server(tmp_path_factory):
-    os.environ.setdefault("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect-home")))
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
 
 
 @pytest.fixture
@@ -104,7 +97,7 @@ def test_a_dead_scorer_turns_rollouts_into_dead_letters_and_the_step_goes_on(
     try:
         first, second = two_steps()
     finally:
-        close_reward_engine()
+        close_engine_thread()
     assert first[0] is not None and first[1] is not None and first[2] == 0.0
     # Step 2: the two cached scores still count; the new sketch needed the dead scorer, so its reward is None.
     assert second[:2] == first[:2] and second[2] is None
@@ -126,7 +119,9 @@ def test_fan_out_runs_on_a_local_dask_cluster_with_a_browser_pool_per_worker(pre
     def one_step() -> tuple[list, dict]:
         with make_task_runner(FanOutSettings(engine="dask", dask_workers=2)) as runner:
             rewards = FannedReward(config, tmp_path, runner=runner)(["p"] * 4, batch, trainer_state=StepState(0))
-            engines = runner.client.run(lambda: __import__("tasks.fanout").fanout._engine is not None)
+            engines = runner.client.run(
+                lambda: __import__("rewards.engine_thread").engine_thread.engine_thread_running()
+            )
         return rewards, engines
 
     rewards, engines = one_step()
@@ -225,7 +220,7 @@ def test_a_scorer_killed_mid_run_gives_dead_letters_and_the_space_still_sleeps_a
     try:
         state = train("hps-only", overrides, space=space, return_state=True)
     finally:
-        close_reward_engine()
+        close_engine_thread()
     killer.join(timeout=5)
     assert state.is_completed(), state.message
 

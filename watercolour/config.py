@@ -28,9 +28,10 @@ WEIGHT_SUM_TOLERANCE = 1e-6
 
 
 class Weights(BaseModel):
-    """How the terms of the reward mix once the gate has passed; they sum to 1."""
+    """How the terms of the reward mix once the gate has passed; they sum to 1. A term registered in
+    `rewards.terms` beyond these four takes its weight under its own name (e.g. `weights: {toy: 0.1, ...}`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="allow")
 
     gate: float = Field(default=0.05, ge=0, le=1, description="Paid to every sketch the gate admits.")
     length: float = Field(default=0.05, ge=0, le=1, description="Times the length ramp L (0..1).")
@@ -39,7 +40,17 @@ class Weights(BaseModel):
 
     @model_validator(mode="after")
     def _sum_to_one(self) -> Weights:
-        total = self.gate + self.length + self.judge + self.aesthetic
+        from rewards.terms import term_names
+
+        extra = self.model_extra or {}
+        unknown = sorted(set(extra) - set(term_names()))
+        if unknown:
+            raise ValueError(
+                f"no reward term named {', '.join(unknown)}: weights name one of {', '.join(term_names())}"
+            )
+        if any(not isinstance(value, int | float) or not 0 <= value <= 1 for value in extra.values()):
+            raise ValueError(f"every weight is a number in 0..1, got {extra}")
+        total = self.gate + self.length + self.judge + self.aesthetic + sum(extra.values())
         if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
             raise ValueError(f"weights must sum to 1, got {total:.6f} ({self.model_dump()})")
         return self
@@ -140,7 +151,7 @@ class RunConfig(BaseModel):
 
     def save(self, path: Path) -> None:
         """Write the resolved configuration as YAML (atomically: a run directory never holds half a config)."""
-        from rewards.cache import write_atomic
+        from watercolour.files import write_atomic
 
         text = yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
         write_atomic(Path(path), text.encode())

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from pathlib import Path
 from statistics import fmean, median
 from typing import Any
 
 from rewards.terms import TERMS
+from watercolour.files import write_atomic
 from watercolour.sketch import inventory
 
 
@@ -148,6 +148,4 @@ class CurvesFile:
         writer = csv.DictWriter(buffer, fieldnames=fieldnames)
         writer.writeheader()
         writer.writerows(rows)
-        partial = self.path.with_suffix(".csv.partial")
-        partial.write_text(buffer.getvalue())
-        os.replace(partial, self.path)
+        write_atomic(self.path, buffer.getvalue().encode())

@@ -82,3 +82,21 @@ def by_tier(refs: list[Reference]) -> dict[str, list[Reference]]:
     for ref in refs:
         groups[ref.tier].append(ref)
     return groups
+
+
+def pool_fingerprint(references: list[Reference]) -> str:
+    """A hash of the pool's content (names, tiers, pictures): what a run's judge will compare against."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for reference in sorted(references, key=lambda r: r.name):
+        digest.update(f"{reference.name}\0{reference.tier}\0".encode() + hashlib.sha256(reference.png).digest())
+    return digest.hexdigest()[:16]
+
+
+def pool_summary(references: list[Reference]) -> dict:
+    """Size, tiers and fingerprint: what a run records about the pool it trained against."""
+    tiers: dict[str, int] = {}
+    for reference in references:
+        tiers[reference.tier] = tiers.get(reference.tier, 0) + 1
+    return {"references": len(references), "tiers": tiers, "fingerprint": pool_fingerprint(references)}

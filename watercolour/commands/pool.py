@@ -131,24 +131,20 @@ def calibrate(args: argparse.Namespace) -> int:
 
 
 def refresh(args: argparse.Namespace) -> int:
-    from rewards.cache import write_atomic
-    from tasks.fanout import close_reward_engine
-    from tasks.pool import read_last, refresh_sketch
-    from watercolour.config import RenderSettings
+    import asyncio
+    import tempfile
+
+    from watercolour.pool_refresh import changed, read_last, refresh_sketches, seed_sketches, write_report
     from watercolour.reference_pool import BUNDLED_POOL
 
-    folder = args.pool or BUNDLED_POOL
-    sketches = sorted(Path(folder).glob("*.js"))
-    if not sketches:
-        raise SystemExit(f"no sketches (*.js) in {folder}: pass --pool with a pool folder")
-    last = read_last(args.report)
     try:
-        rows = [refresh_sketch.fn(sketch, RenderSettings(), last.get(sketch.stem)) for sketch in sketches]
-    finally:
-        close_reward_engine()
+        sketches = seed_sketches(args.pool or BUNDLED_POOL)
+    except FileNotFoundError as error:
+        raise SystemExit(str(error)) from None
+    with tempfile.TemporaryDirectory(prefix="watercolour-refresh-") as run_dir:
+        rows = asyncio.run(refresh_sketches(sketches, read_last(args.report), Path(run_dir)))
     for row in rows:
         print(json.dumps(row))
-    changed = [row["sketch"] for row in rows if row["verdict_changed"] or (row["moved_pixels"] or 0) > 0.01]
-    write_atomic(args.report, json.dumps(rows, indent=1).encode())
-    print(f"refreshed {len(rows)} sketches; changed: {', '.join(changed) or 'none'}")
+    write_report(args.report, rows)
+    print(f"refreshed {len(rows)} sketches; changed: {', '.join(changed(rows)) or 'none'}")
     return 0

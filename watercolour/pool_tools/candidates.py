@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rewards.cache import write_atomic
+from watercolour.files import write_atomic
 
 
 RatingTier = Literal["love", "okay", "meh", "nope"]
