@@ -1,0 +1,109 @@
+"""`python -m bench.fanout`: one 8-rollout step scored directly and through the Prefect fan-out; one table.
+
+Both paths score the same eight seed-pool sketches (two GRPO groups of four) under the `offline` preset on the
+same warm browser pool and the same engine loop: `direct` is the TRL adapter (`CompositeReward`) on that loop,
+`prefect` is `FannedReward` mapping one `score_group` task per group on a thread task runner inside a flow, as
+`grpo_train` does. Every repetition scores into a fresh run directory, so nothing is answered from the cache.
+The two paths alternate, so load from other processes falls on both; the overhead is the ratio of medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_POOL = ROOT / "watercolour" / "pool" / "seed"
+GROUP = 4
+STEP = 8
+
+
+def completions() -> list[str]:
+    sketches = sorted(SEED_POOL.glob("*.js"))[:STEP]
+    return [f"```javascript\n{path.read_text()}\n```" for path in sketches]
+
+
+def measure(repeats: int) -> dict:
+    from prefect import flow
+    from prefect.task_runners import ThreadPoolTaskRunner
+    from prefect.testing.utilities import prefect_test_harness
+
+    from rewards.composite import CompositeReward
+    from rewards.engine_thread import close_engine_thread, engine_thread
+    from tasks.fanout import FannedReward, StepState
+    from watercolour.config import load_config
+
+    batch, prompts = completions(), ["a"] * GROUP + ["b"] * GROUP
+    scratch = Path(tempfile.mkdtemp(prefix="bench-fanout-"))
+
+    def config_for(run_dir: Path):
+        return load_config("offline", {"run_dir": str(run_dir), "training.num_generations": GROUP})
+
+    def direct(run_dir: Path) -> list:
+        host = engine_thread()
+        pool = host.run(host.browser_pool(config_for(run_dir).render))
+        reward = CompositeReward(config_for(run_dir), run_dir, pool=pool)
+        try:
+            return host.run(reward(prompts, batch, trainer_state=StepState(0)))
+        finally:
+            host.run(reward.aclose())
+
+    @flow
+    def timed(repeats: int) -> dict[str, list[float]]:
+        times: dict[str, list[float]] = {"direct": [], "prefect": []}
+        with ThreadPoolTaskRunner(max_workers=2) as runner:
+            for index in range(repeats + 1):  # the first round warms both paths up and is not counted
+                for path in ("direct", "prefect") if index % 2 == 0 else ("prefect", "direct"):
+                    run_dir = scratch / f"{path}-{index}"
+                    started = time.perf_counter()
+                    if path == "direct":
+                        rewards = direct(run_dir)
+                    else:
+                        fanned = FannedReward(config_for(run_dir), run_dir, runner=runner)
+                        rewards = fanned(prompts, batch, trainer_state=StepState(0))
+                    elapsed = time.perf_counter() - started
+                    assert all(reward is not None for reward in rewards), f"{path}: a rollout was not scored"
+                    if index > 0:
+                        times[path].append(elapsed)
+        return times
+
+    with prefect_test_harness(server_startup_timeout=120):
+        try:
+            times = timed(repeats)
+        finally:
+            close_engine_thread()
+    medians = {path: statistics.median(values) for path, values in times.items()}
+    return {
+        "rollouts": STEP,
+        "groups": STEP // GROUP,
+        "repeats": repeats,
+        "seconds": times,
+        "median_s": medians,
+        "overhead": medians["prefect"] / medians["direct"] - 1.0,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.fanout", description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=4, help="Timed steps per path (default 4).")
+    parser.add_argument("--json", type=Path, help="Also write the report here.")
+    args = parser.parse_args(argv)
+    report = measure(args.repeats)
+    print(f"{'path':10} {'median s':>9} {'min s':>7} {'max s':>7}   ({report['rollouts']} rollouts, "
+          f"{report['groups']} groups, {report['repeats']} timed steps each, fresh cache)")
+    for path, values in report["seconds"].items():
+        print(f"{path:10} {statistics.median(values):>9.2f} {min(values):>7.2f} {max(values):>7.2f}")
+    print(f"prefect overhead over direct: {report['overhead']:+.1%}")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
