@@ -95,8 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="Also write the report here.")
     args = parser.parse_args(argv)
     report = measure(args.repeats)
-    print(f"{'path':10} {'median s':>9} {'min s':>7} {'max s':>7}   ({report['rollouts']} rollouts, "
-          f"{report['groups']} groups, {report['repeats']} timed steps each, fresh cache)")
+    print(
+        f"{'path':10} {'median s':>9} {'min s':>7} {'max s':>7}   ({report['rollouts']} rollouts, "
+        f"{report['groups']} groups, {report['repeats']} timed steps each, fresh cache)"
+    )
     for path, values in report["seconds"].items():
         print(f"{path:10} {statistics.median(values):>9.2f} {min(values):>7.2f} {max(values):>7.2f}")
     print(f"prefect overhead over direct: {report['overhead']:+.1%}")

@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from rewards.judge import JudgeSettings, PoolReference, Winner, draw_references, judge_digest, pairwise_verdict
+from rewards.judge_protocol import JudgeSettings, PairwiseJudge, PoolReference, Winner, judge_digest
 from rewards.offline_aesthetic import ImageFeatures, image_features, stats_score
-from watercolour.records import JudgeVerdict
 
 
 # A whole unit of L1 distance from the love tier's statistics costs a quarter of the 0..1 stats score: the pool's
@@ -46,7 +45,7 @@ def profile(png: bytes) -> Profile:
     return Profile(stats_score(features), feature_vector(features))
 
 
-class PoolSimilarityJudge:
+class PoolSimilarityJudge(PairwiseJudge[Profile]):
     """Deterministic and offline. Reference features are computed once per judge instance, on first draw."""
 
     def __init__(self, settings: JudgeSettings, pool: Sequence[PoolReference]) -> None:
@@ -55,12 +54,12 @@ class PoolSimilarityJudge:
         self.backend_id = f"offline-pool-similarity-v1:{judge_digest(settings, pool)}"
         self._profiles: dict[str, Profile] = {}
         love = [r for r in self.pool if r.tier == "love"] or self.pool
-        self._target = np.mean([self._reference(r).vector for r in love], axis=0)
+        self._target = np.mean([self.prepare_reference(r).vector for r in love], axis=0)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_profiles": {}}
 
-    def _reference(self, reference: PoolReference) -> Profile:
+    def prepare_reference(self, reference: PoolReference) -> Profile:
         if reference.name not in self._profiles:
             self._profiles[reference.name] = profile(reference.png)
         return self._profiles[reference.name]
@@ -68,12 +67,10 @@ class PoolSimilarityJudge:
     def merit(self, picture: Profile) -> float:
         return picture.quality - SIMILARITY_WEIGHT * float(np.abs(picture.vector - self._target).sum())
 
-    async def judge(self, png: bytes, group_seed: int) -> JudgeVerdict:
-        drawn = draw_references(self.pool, self.settings.references, group_seed, self.settings.mix)
-        references = [(r.name, self._reference(r)) for r in drawn]
-        return await pairwise_verdict(self._compare, profile(png), references, self.backend_id)
+    def prepare_rollout(self, png: bytes) -> Profile:
+        return profile(png)
 
-    async def _compare(self, image_a: Profile, image_b: Profile) -> Winner | None:
+    async def compare(self, image_a: Profile, image_b: Profile) -> Winner | None:
         return "B" if self.merit(image_b) > self.merit(image_a) + TIE else "A"
 
     async def aclose(self) -> None:

@@ -12,7 +12,9 @@ from servers.loopback import Reply
 from servers.openai_compat import openai_compat_server, verdict
 
 from rewards.errors import ServiceUnavailable
-from rewards.judge import JudgeSettings, OpenAIJudge, draw_references, make_judge, parse_winner
+from rewards.judge import make_judge
+from rewards.judge_protocol import JudgeSettings, draw_references
+from rewards.openai_judge import OpenAIJudge, parse_winner
 from watercolour.reference_pool import Reference
 
 

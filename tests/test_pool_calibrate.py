@@ -7,7 +7,7 @@ import json
 from servers.images import layered_wash
 from servers.openai_compat import openai_compat_server, verdict
 
-from rewards.judge import JudgeSettings
+from rewards.judge_protocol import JudgeSettings
 from watercolour.cli import main
 from watercolour.pool_tools.calibrate import band, calibrate, find_paintings
 from watercolour.reference_pool import BUNDLED_POOL, load_pool

@@ -9,7 +9,8 @@ import threading
 import pytest
 from servers.generator import critic_server, writer_server
 
-from rewards.judge import JudgeSettings, draw_references, make_judge
+from rewards.judge import make_judge
+from rewards.judge_protocol import JudgeSettings, draw_references
 from watercolour.cli import main
 from watercolour.pool_tools.candidates import Candidate, append_candidate, read_ratings
 from watercolour.pool_tools.rate import RatingDesk, make_server

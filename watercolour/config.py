@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rewards.aesthetic import AestheticSettings
 from rewards.gate import GateSettings
-from rewards.judge import JudgeSettings
+from rewards.judge_protocol import JudgeSettings
 from watercolour.prompt import DEFAULT_SUBJECT, PromptStyle
 
 

@@ -115,7 +115,7 @@ def pack(args: argparse.Namespace) -> int:
 
 
 def calibrate(args: argparse.Namespace) -> int:
-    from rewards.judge import JudgeSettings
+    from rewards.judge_protocol import JudgeSettings
     from watercolour.pool_tools.calibrate import calibrate, find_paintings, write_report
 
     if args.judge_preset == "openai":

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from rewards.errors import ServiceUnavailable
 from rewards.gate import Renderer, gate
 from rewards.http import BoundClient, post_json
-from rewards.judge import message_content
+from rewards.openai_judge import message_content
 from watercolour.pool_tools.candidates import CANDIDATES, Candidate, append_candidate
 from watercolour.prompt import DEFAULT_SUBJECT, SUBJECTS, system_prompt, user_prompt
 

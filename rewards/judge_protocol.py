@@ -1,0 +1,186 @@
+"""The pairwise judge's protocol: a painting against k references from the hand-rated pool, in both orders.
+
+A comparison scores 1 (won both orders), 1/2 (split: a tie or position bias) or 0 (lost both); a comparison where
+either order got no verdict is unresolved and left out. The judge score is the mean over resolved comparisons. When
+nothing resolved the judge raises ServiceUnavailable, so the composite reward is None rather than a zero.
+
+This module holds what both backends share: the settings, the seeded reference draw, the both-orders verdict and
+the one `judge()` flow (`PairwiseJudge`). The backends (`rewards.openai_judge`, a VLM behind any
+OpenAI-compatible endpoint, and `rewards.offline_judge`, the pool-similarity stand-in) only say how a picture
+is prepared and which of two wins; `rewards.judge` picks one. Nothing here imports a backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, Field
+
+from rewards.errors import ServiceUnavailable
+from watercolour.records import Comparison, JudgeVerdict
+
+
+Winner = Literal["A", "B"]
+T = TypeVar("T")
+
+DEFAULT_CRITERIA = (
+    "Reward what only watercolour does well: pigment that bleeds softly into wet paper, translucent washes layered "
+    "so the lower ones glow through, edges that vary from crisp to dissolved, white paper left to breathe, and a "
+    "composition that looks chosen. Penalise muddy or opaque colour, flat single-tone fills, mechanical repeated "
+    "strokes, uniformly hard outlines and canvases that are nearly empty."
+)
+
+
+class JudgeSettings(BaseModel):
+    """How rollouts are compared with the reference pool."""
+
+    backend: Literal["openai", "offline"] = Field(
+        default="offline", description="'openai': an OpenAI-compatible VLM endpoint; 'offline': the stats stand-in."
+    )
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible base URL, e.g. https://router.huggingface.co/v1 or a vLLM server."
+    )
+    model: str = Field(default="Qwen/Qwen3-VL-30B-A3B-Instruct", description="Model id sent with every request.")
+    references: int = Field(default=4, ge=1, description="References each painting is compared with.")
+    mix: dict[str, float] = Field(
+        default_factory=lambda: {"love": 0.5, "okay": 0.5},
+        description="Share of references per pool tier, renormalised over the tiers the pool has.",
+    )
+    timeout_s: float = Field(default=120.0, gt=0, description="Read timeout of one judge call, in seconds.")
+    attempts: int = Field(default=4, ge=1, description="Attempts per call before that comparison is unresolved.")
+    backoff_s: float = Field(default=2.0, ge=0, description="Base of the jittered exponential backoff, in seconds.")
+    max_concurrency: int = Field(default=8, ge=1, description="Judge calls in flight at once, per judge.")
+    max_tokens: int = Field(default=220, ge=16, description="Reply budget; the winner comes first so it survives.")
+    token_env: str = Field(default="HF_TOKEN", description="Name of the env var holding the API key (read at build).")
+    criteria: str = Field(default=DEFAULT_CRITERIA, description="What makes a better watercolour, in the prompt.")
+
+
+class Judge(Protocol):
+    """Scores one painting against the references its group seed draws. Raises ServiceUnavailable if none resolved."""
+
+    backend_id: str
+
+    async def judge(self, png: bytes, group_seed: int) -> JudgeVerdict: ...
+
+    async def aclose(self) -> None: ...
+
+
+class PoolReference(Protocol):
+    """What the judge needs of a `watercolour.reference_pool.Reference`."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def tier(self) -> str: ...
+    @property
+    def png(self) -> bytes: ...
+
+
+R = TypeVar("R", bound=PoolReference)
+
+
+def draw_references(pool: Sequence[R], k: int, seed: int, mix: dict[str, float]) -> list[R]:
+    """k references, seeded by the group so every rollout of a group faces the same ones.
+
+    Counts per tier are floor(k x share) plus largest remainders, capped by the tier's size; the mix is renormalised
+    over tiers present. Half `okay` keeps early comparisons winnable; half `love` keeps the ceiling honest.
+    """
+    tiers: dict[str, list[R]] = {}
+    for reference in sorted(pool, key=lambda r: r.name):
+        tiers.setdefault(reference.tier, []).append(reference)
+    shares = {tier: share for tier, share in mix.items() if share > 0 and tier in tiers}
+    if not shares:
+        raise ValueError(f"no tier of the judge mix {mix} is in the reference pool (it has {sorted(tiers)})")
+    total = sum(shares.values())
+    wanted = min(k, sum(len(tiers[tier]) for tier in shares))
+    exact = {tier: wanted * share / total for tier, share in shares.items()}
+    counts = {tier: min(math.floor(exact[tier]), len(tiers[tier])) for tier in shares}
+    by_remainder = sorted(shares, key=lambda tier: exact[tier] - math.floor(exact[tier]), reverse=True)
+    while sum(counts.values()) < wanted:
+        for tier in by_remainder:
+            if sum(counts.values()) < wanted and counts[tier] < len(tiers[tier]):
+                counts[tier] += 1
+    rng = random.Random(seed)
+    return [reference for tier in shares for reference in rng.sample(tiers[tier], counts[tier])]
+
+
+def judge_digest(settings: JudgeSettings, pool: Sequence[PoolReference]) -> str:
+    """Eight hex digits over everything that changes a verdict but the model id: criteria, draw and pool content."""
+    digest = hashlib.sha256(json.dumps([settings.criteria, settings.references, settings.mix]).encode())
+    for reference in sorted(pool, key=lambda r: r.name):
+        digest.update(reference.name.encode() + reference.tier.encode() + hashlib.sha256(reference.png).digest())
+    return digest.hexdigest()[:8]
+
+
+async def pairwise_verdict(
+    compare: Callable[[T, T], Awaitable[Winner | None]],
+    rollout: T,
+    references: list[tuple[str, T]],
+    backend: str,
+) -> JudgeVerdict:
+    """Run the both-orders protocol. `compare(a, b)` names the better of image A and image B, None when unparseable,
+    and raises ServiceUnavailable when the service could not answer."""
+    failures: list[ServiceUnavailable] = []
+
+    async def verdict(name: str, reference: T) -> Comparison:
+        replies = await asyncio.gather(
+            compare(rollout, reference), compare(reference, rollout), return_exceptions=True
+        )
+        winners: list[Winner | None] = []
+        for reply in replies:
+            if isinstance(reply, ServiceUnavailable):
+                failures.append(reply)
+                winners.append(None)
+            elif isinstance(reply, BaseException):
+                raise reply
+            else:
+                winners.append(reply)
+        first, second = winners
+        if first is None or second is None:
+            return Comparison(reference=name, first=first, second=second)
+        wins = (first == "A") + (second == "B")
+        return Comparison(reference=name, first=first, second=second, score=wins / 2, position_biased=wins == 1)
+
+    comparisons = await asyncio.gather(*(verdict(name, reference) for name, reference in references))
+    resolved = [c for c in comparisons if c.score is not None]
+    if not resolved:
+        if failures:
+            raise ServiceUnavailable("judge", failures[0].cause, max(f.attempts for f in failures))
+        raise ServiceUnavailable("judge", "malformed: no reply named a winner", 1)
+    return JudgeVerdict(
+        score=sum(c.score for c in resolved if c.score is not None) / len(resolved),
+        comparisons=list(comparisons),
+        position_bias_rate=sum(c.position_biased for c in resolved) / len(resolved),
+        backend=backend,
+    )
+
+
+class PairwiseJudge(Generic[T]):
+    """The one `judge()` flow: draw the group's references, prepare them and the painting, run the protocol.
+
+    A backend sets `settings`, `pool` and `backend_id` and says how a picture is prepared (a data URL, a feature
+    profile) and which of two prepared pictures wins (`compare`)."""
+
+    settings: JudgeSettings
+    pool: list[PoolReference]
+    backend_id: str
+
+    def prepare_reference(self, reference: PoolReference) -> T:
+        raise NotImplementedError
+
+    def prepare_rollout(self, png: bytes) -> T:
+        raise NotImplementedError
+
+    async def compare(self, image_a: T, image_b: T) -> Winner | None:
+        raise NotImplementedError
+
+    async def judge(self, png: bytes, group_seed: int) -> JudgeVerdict:
+        drawn = draw_references(self.pool, self.settings.references, group_seed, self.settings.mix)
+        references = [(reference.name, self.prepare_reference(reference)) for reference in drawn]
+        return await pairwise_verdict(self.compare, self.prepare_rollout(png), references, self.backend_id)
