@@ -11,8 +11,8 @@ from typing import Any
 from prefect import flow
 
 from tasks.health import check_services
-from tasks.space import SpaceSettings
 from watercolour.config import load_config
+from watercolour.space_control import SpaceSettings
 
 
 @flow(name="health", log_prints=True)

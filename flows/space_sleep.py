@@ -10,7 +10,8 @@ from typing import Literal
 
 from prefect import flow
 
-from tasks.space import SpaceSettings, put_space_to_sleep
+from tasks.space import put_space_to_sleep
+from watercolour.space_control import SpaceSettings
 
 
 @flow(name="space-sleep", log_prints=True)

@@ -20,10 +20,13 @@ from prefect.logging.loggers import flow_run_logger
 from tasks.fanout import FanOutSettings
 from tasks.health import check_services
 from tasks.pool import load_reference_pool
-from tasks.publish import PublishSettings, publish_run
-from tasks.space import SpaceSettings, put_space_to_sleep, set_space_backstop, sleep_space
-from tasks.training import grpo_train, latest_checkpoint
+from tasks.publish import publish_run
+from tasks.space import put_space_to_sleep, set_space_backstop
+from tasks.training import grpo_train
 from watercolour.config import load_config
+from watercolour.publish import PublishSettings
+from watercolour.run_dir import latest_checkpoint
+from watercolour.space_control import SpaceSettings, sleep_space
 
 
 def sleep_scorer_space(flow, flow_run, state) -> None:
@@ -70,7 +73,9 @@ def train(
             set_space_backstop(space)
         services = check_services(config, space)
         pool = load_reference_pool(config.pool_dir)
-        trained = grpo_train(config, run_dir, latest_checkpoint(run_dir), fan_out or FanOutSettings(), fail_at_step)
+        checkpoint = latest_checkpoint(run_dir)
+        start = checkpoint.name if checkpoint is not None else None
+        trained = grpo_train(config, run_dir, start, fan_out or FanOutSettings(), fail_at_step)
         published = publish_run(run_dir, publish) if publish is not None else None
     finally:
         if space is not None:

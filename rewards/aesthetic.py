@@ -11,7 +11,7 @@ import asyncio
 import base64
 import hashlib
 import math
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -19,10 +19,6 @@ from rewards.http import BoundClient, MalformedReply, post_json
 from rewards.offline_aesthetic import ImageStatsScorer
 from rewards.term import Admitted, RewardTerm
 from watercolour.records import AestheticScore, TermScore
-
-
-if TYPE_CHECKING:
-    from watercolour.config import RunConfig
 
 
 class AestheticSettings(BaseModel):
@@ -146,7 +142,14 @@ async def measure_aesthetic(scorer: AestheticScorer, rollouts: list[Admitted]) -
     return [TermScore(value=score.score, detail=score.model_dump()) for score in scores]
 
 
-def build_scorer(config: RunConfig) -> AestheticScorer:
+class HasAestheticSettings(Protocol):
+    """What the aesthetic term reads of the run configuration."""
+
+    @property
+    def aesthetic(self) -> AestheticSettings: ...
+
+
+def build_scorer(config: HasAestheticSettings) -> AestheticScorer:
     return make_scorer(config.aesthetic)
 
 

@@ -8,7 +8,8 @@ painting, against the references its group seed draws.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from rewards.errors import ServiceUnavailable
 from rewards.judge_protocol import Judge, JudgeSettings, PoolReference, draw_references
@@ -16,10 +17,6 @@ from rewards.offline_judge import PoolSimilarityJudge
 from rewards.openai_judge import OpenAIJudge
 from rewards.term import Admitted, RewardTerm
 from watercolour.records import TermScore
-
-
-if TYPE_CHECKING:
-    from watercolour.config import RunConfig
 
 
 def make_judge(settings: JudgeSettings, pool: Sequence[PoolReference]) -> Judge:
@@ -41,7 +38,16 @@ async def measure_judge(judge: Judge, rollouts: list[Admitted]) -> list[TermScor
     return [TermScore(value=verdict.score, detail=verdict.model_dump())]
 
 
-def build_judge(config: RunConfig) -> Judge:
+class HasJudgeSettings(Protocol):
+    """What the judge term reads of the run configuration."""
+
+    @property
+    def judge(self) -> JudgeSettings: ...
+    @property
+    def pool_dir(self) -> Path | None: ...
+
+
+def build_judge(config: HasJudgeSettings) -> Judge:
     from watercolour.reference_pool import load_pool
 
     # The judge's backend id covers the pool's content and the draw settings, so its cache keys do too.

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from watercolour.records import GateVerdict, TermScore
-
-
-if TYPE_CHECKING:
-    from watercolour.config import RunConfig
 
 
 @dataclass(frozen=True)
@@ -43,7 +39,8 @@ class RewardTerm:
     measures: str
     needs_picture: bool
     of_verdict: Callable[[GateVerdict], float] | None = None
-    build: Callable[[RunConfig], Any] | None = None
+    # Called with the run configuration; a term reads only its own settings from it (typed as a Protocol there).
+    build: Callable[[Any], Any] | None = None
     measure: Measure | None = None
     batched: bool = False
     # The group seed picks what the term compares with (the judge's references), so it is part of the cache key.

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -37,12 +36,13 @@ def main() -> None:
 
     from watercolour.demo_run import run_demo
     from watercolour.policy import convert_smollm2
+    from watercolour.run_dir import use_run_environment
 
     started = time.perf_counter()
     model_dir = convert_smollm2(args.out / "model", gguf=args.gguf)
     converted_s = time.perf_counter() - started
     run_dir = args.out / "run"
-    os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
+    use_run_environment(run_dir)
     training: dict = {
         "model": str(model_dir),
         "num_generations": args.generations,

@@ -1,130 +1,19 @@
-"""Scorer Space lifecycle through huggingface_hub: wake it, wait for its model, put it to sleep.
-
-The functions are plain (testable against a loopback Hub) and the @tasks around them only add retries.
-Every call builds its own `HfApi(endpoint=..., token=...)` from `SpaceSettings`, so nothing reads the
-environment at import and a test can point the real client at 127.0.0.1.
-"""
+"""Prefect tasks around the scorer Space's lifecycle (`watercolour.space_control`): they only add retries."""
 
 from __future__ import annotations
 
-import os
-import time
 from typing import Literal
 
-import httpx
 from prefect import task
-from pydantic import BaseModel, Field
 
-
-# Stages from which only an owner's restart brings a Space back ("SLEEPING" is not in hub 2.4's SpaceStage
-# enum, but the Hub reports it and SpaceRuntime keeps the raw string).
-ASLEEP = frozenset({"PAUSED", "SLEEPING", "STOPPED"})
-
-
-class SpaceSettings(BaseModel):
-    """Which Space scores the run and how its lifecycle is driven."""
-
-    repo_id: str = Field(description="The scorer Space, e.g. 'me/watercolour-hpsv3'.")
-    endpoint: str = Field(default="https://huggingface.co", description="The Hub API endpoint.")
-    token_env: str = Field(default="HF_TOKEN", description="Env var holding the Space owner's token.")
-    wake_timeout_s: float = Field(default=900.0, gt=0, description="Budget to reach RUNNING after a restart.")
-    load_timeout_s: float = Field(default=900.0, gt=0, description="Budget for the app's /health to say loaded.")
-    poll_s: float = Field(default=5.0, gt=0, description="Seconds between runtime and /health polls.")
-    at_end: Literal["pause", "sleep"] = Field(
-        default="pause", description="'pause' stops billing now; 'sleep' lets it idle out after `idle_s`."
-    )
-    idle_s: int = Field(
-        default=900, ge=-1, description="Server-side sleep time set at run start: the backstop for a killed run."
-    )
-
-
-class SpaceUnavailable(RuntimeError):
-    """The Space did not come up, or its model did not load, within its budget."""
-
-
-def hub_api(settings: SpaceSettings):
-    from huggingface_hub import HfApi
-
-    token = os.environ.get(settings.token_env)
-    if not token:
-        raise SpaceUnavailable(
-            f"${settings.token_env} is not set: Space control needs the Space owner's token in that variable"
-        )
-    return HfApi(endpoint=settings.endpoint, token=token)
-
-
-def wake_space(settings: SpaceSettings) -> str:
-    """Restart the Space if it is asleep, then wait until it is RUNNING; returns the stage it was found in."""
-    api = hub_api(settings)
-    found = str(api.get_space_runtime(settings.repo_id).stage)
-    if found in ASLEEP:
-        api.restart_space(settings.repo_id)
-    runtime = api.wait_for_space(settings.repo_id, timeout=settings.wake_timeout_s, poll_interval=settings.poll_s)
-    if runtime.stage != "RUNNING":
-        raise SpaceUnavailable(
-            f"Space {settings.repo_id} is {runtime.stage}, not RUNNING: read its logs on the Hub and fix the build"
-        )
-    return found
-
-
-def wait_until_loaded(health_url: str, timeout_s: float, poll_s: float) -> float:
-    """Poll the app's own /health until `loaded` is true; returns the seconds it took.
-
-    RUNNING only means the container started: the scorer loads its weights lazily and says so on /health.
-    """
-    started = time.monotonic()
-    last = "no answer yet"
-    with httpx.Client(timeout=httpx.Timeout(10.0)) as client:
-        while True:
-            try:
-                reply = client.get(health_url)
-                if reply.status_code == 200:
-                    body = reply.json()
-                    if body.get("error"):
-                        raise SpaceUnavailable(f"the scorer at {health_url} failed to load: {body['error']}")
-                    if body.get("loaded"):
-                        return time.monotonic() - started
-                    last = "loaded=false"
-                else:
-                    last = f"HTTP {reply.status_code}"
-            except httpx.TransportError as error:
-                last = type(error).__name__
-            if time.monotonic() - started > timeout_s:
-                raise SpaceUnavailable(f"the scorer at {health_url} was not loaded after {timeout_s:.0f} s ({last})")
-            time.sleep(poll_s)
-
-
-def sleep_space(settings: SpaceSettings, mode: Literal["pause", "sleep"] | None = None) -> str:
-    """Pause the Space (or shorten its idle timeout so it sleeps); a no-op when that is already so."""
-    api = hub_api(settings)
-    mode = mode or settings.at_end
-    runtime = api.get_space_runtime(settings.repo_id)
-    if mode == "pause":
-        if runtime.stage == "PAUSED":
-            return "already paused"
-        api.pause_space(settings.repo_id)
-        return "paused"
-    if runtime.stage in ASLEEP or runtime.sleep_time == settings.idle_s:
-        return f"already {'asleep' if runtime.stage in ASLEEP else 'set to sleep'}"
-    api.set_space_sleep_time(settings.repo_id, settings.idle_s)
-    return f"sleeps after {settings.idle_s} s idle"
-
-
-def set_sleep_backstop(settings: SpaceSettings) -> int | None:
-    """Set the Space's own idle timeout, so the Hub sleeps it even if this process is killed."""
-    return hub_api(settings).set_space_sleep_time(settings.repo_id, settings.idle_s).sleep_time
-
-
-def is_transient(error: BaseException) -> bool:
-    """Network trouble and 5xx/429 are worth a retry; a bad token, a missing Space or a timeout are not."""
-    import httpx2
-    from huggingface_hub.errors import HfHubHTTPError
-
-    if isinstance(error, httpx2.TransportError | httpx.TransportError):
-        return True
-    if isinstance(error, HfHubHTTPError) and error.response is not None:
-        return error.response.status_code == 429 or error.response.status_code >= 500
-    return False
+from watercolour.space_control import (
+    SpaceSettings,
+    is_transient,
+    set_sleep_backstop,
+    sleep_space,
+    wait_until_loaded,
+    wake_space,
+)
 
 
 def retry_if_transient(task, task_run, state) -> bool:

@@ -11,8 +11,6 @@ are mapped as Prefect tasks on the configured task runner, and `StepReporter` pu
 
 from __future__ import annotations
 
-import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -24,24 +22,7 @@ from tasks.fanout import FannedReward, FanOutSettings, OnScored, make_task_runne
 from tasks.observe import StepReporter
 from watercolour.config import RunConfig
 from watercolour.records import RewardParts
-
-
-CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
-
-
-def latest_checkpoint(run_dir: Path) -> str | None:
-    """The newest complete `checkpoints/checkpoint-N` (transformers writes trainer_state.json last); None before one.
-
-    The same rule as `watercolour.trainer.latest_checkpoint`, restated here because importing the trainer pulls in
-    TRL, which fixes trackio's directory at import: that must wait until `grpo_train` has set TRACKIO_DIR.
-    """
-    folder = Path(run_dir) / "checkpoints"
-    steps = [
-        int(match[1])
-        for entry in folder.glob("checkpoint-*")
-        if (match := CHECKPOINT.match(entry.name)) and (entry / "trainer_state.json").is_file()
-    ]
-    return f"checkpoint-{max(steps)}" if steps else None
+from watercolour.run_dir import latest_checkpoint, use_run_environment
 
 
 class InjectedFault(RuntimeError):
@@ -68,8 +49,7 @@ def grpo_train(
     """Train (on from `checkpoint` when there is one) and return where the adapter and the curves are."""
     logger = get_run_logger()
     run_dir = Path(run_dir)
-    # trackio reads TRACKIO_DIR when TRL first imports it: keep each run's metrics in its own directory.
-    os.environ.setdefault("TRACKIO_DIR", str((run_dir / "trackio").resolve()))
+    use_run_environment(run_dir)  # before the trainer's import: trackio reads its directory once
     from watercolour import trainer as training
 
     logger.info("training %s in %s from %s", config.name, run_dir, checkpoint or "scratch")
@@ -89,8 +69,9 @@ def grpo_train(
             written = training.train(config, resume=checkpoint is not None, echo=False, make_reward=make_reward)
         finally:
             close_engine_thread()
+    latest = latest_checkpoint(run_dir)
     return {
         **{name: str(path) for name, path in written.items()},
         "resumed_from": checkpoint,
-        "checkpoint": latest_checkpoint(run_dir),
+        "checkpoint": latest.name if latest is not None else None,
     }

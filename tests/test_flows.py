@@ -151,7 +151,7 @@ def test_pool_refresh_reports_moved_pixels_and_verdicts(prefect_server, tmp_path
 
 def test_a_failing_train_run_still_puts_its_space_to_sleep(prefect_server, hub, scorer, tmp_path):
     from flows.train import train
-    from tasks.space import SpaceSettings
+    from watercolour.space_control import SpaceSettings
 
     hub.add_space(SPACE, stage="PAUSED")
     space = SpaceSettings(
@@ -185,8 +185,8 @@ def test_a_scorer_killed_mid_run_gives_dead_letters_and_the_space_still_sleeps_a
     from models import tiny_sketcher
 
     from flows.train import train
-    from tasks.space import SpaceSettings
     from watercolour.rollout_store import RolloutStore
+    from watercolour.space_control import SpaceSettings
 
     hub.add_space(SPACE, stage="PAUSED")
     space = SpaceSettings(

@@ -8,7 +8,14 @@ import pytest
 from conftest import HUB_TOKEN
 from servers.hub import HubLoopback
 
-from tasks.space import SpaceSettings, SpaceUnavailable, set_sleep_backstop, sleep_space, wait_until_loaded, wake_space
+from watercolour.space_control import (
+    SpaceSettings,
+    SpaceUnavailable,
+    set_sleep_backstop,
+    sleep_space,
+    wait_until_loaded,
+    wake_space,
+)
 
 
 SPACE = "painter/watercolour-hpsv3"
@@ -109,7 +116,7 @@ def test_cli_wakes_and_pauses_with_the_same_code(hub, capsys):
 
 
 def test_publish_uploads_the_adapter_and_only_rollouts_and_curves(hub, tmp_path):
-    from tasks.publish import PublishSettings, publish
+    from watercolour.publish import PublishSettings, publish
 
     run = tmp_path / "run"
     for name, data in {

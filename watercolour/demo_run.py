@@ -9,7 +9,6 @@ GRPO run with checkpoints resumes, so an interrupted demo picks up where it stop
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from watercolour.curve_svg import write_curve_svg
 from watercolour.evaluation import RunSummary, format_summary, summarize_run
 from watercolour.procedural import Style
+from watercolour.run_dir import latest_checkpoint, use_run_environment
 from watercolour.warmstart import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, warm_start
 
 
@@ -57,8 +57,8 @@ def run_demo(
     config = config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
 
     # ---- GRPO from the warm-start adapter; trackio reads its directory once, when TRL first imports it
-    os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
-    from watercolour.trainer import latest_checkpoint, train
+    use_run_environment(run_dir)
+    from watercolour.trainer import train
 
     written = train(config, resume=latest_checkpoint(run_dir) is not None, echo=echo)
 

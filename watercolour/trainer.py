@@ -3,7 +3,7 @@ the curves and trackio.
 
 This module imports torch, transformers and TRL at the top: it is only ever imported by code that is about to
 train. trackio reads `TRACKIO_DIR` when it is first imported (TRL imports it), so whoever imports this module
-sets that variable first (`watercolour train` points it under the run directory).
+sets that variable first (`watercolour.run_dir.use_run_environment`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from watercolour.gallery import write_gallery
 from watercolour.policy import resolve_model, set_cpu_threads
 from watercolour.prompt import messages
 from watercolour.rollout_store import RolloutStore, gallery_items
+from watercolour.run_dir import CHECKPOINTS_DIR, checkpoint_step, latest_checkpoint
 
 
-CHECKPOINTS_DIR = "checkpoints"
 ADAPTER_DIR = "adapter"
 GALLERY_DIR = "gallery"
 # Each checkpoint holds the adapter plus Adam's two moments; a few is enough to step back from a bad save.
@@ -214,18 +214,6 @@ def close_reward(trainer: GRPOTrainer) -> None:
     for reward in trainer.reward_funcs:
         if isinstance(reward, CompositeReward):
             asyncio.run_coroutine_threadsafe(reward.aclose(), trainer.async_loop).result()
-
-
-def checkpoint_step(checkpoint: Path) -> int:
-    return int(checkpoint.name.removeprefix("checkpoint-"))
-
-
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The newest complete checkpoint: transformers writes `trainer_state.json` last, so a folder without one
-    was cut short by a crash."""
-    folder = run_dir / CHECKPOINTS_DIR
-    complete = [path for path in folder.glob("checkpoint-*") if (path / "trainer_state.json").is_file()]
-    return max(complete, key=checkpoint_step, default=None)
 
 
 def prepare_run_dir(run_dir: Path, resume: bool) -> Path | None:

@@ -49,10 +49,9 @@ def run(args: argparse.Namespace) -> int:
 
 def train_and_summarize(out: Path, smoke: bool = False) -> int:
     """The training half: the warm-started learning run (or the smoke run), then the learning summary."""
-    import os
-
     from watercolour.curve_svg import write_curve_svg
     from watercolour.evaluation import format_summary, summarize_run
+    from watercolour.run_dir import use_run_environment
 
     if not smoke:
         from watercolour.demo_run import run_demo
@@ -60,9 +59,10 @@ def train_and_summarize(out: Path, smoke: bool = False) -> int:
         run_demo(out / "learn")
         return 0
     run_dir = out / "smoke"
-    os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))  # trackio reads it once, when TRL imports it
+    use_run_environment(run_dir)  # trackio reads its directory once, when TRL imports it
     from watercolour.config import load_config
-    from watercolour.trainer import latest_checkpoint, train
+    from watercolour.run_dir import latest_checkpoint
+    from watercolour.trainer import train
 
     config = load_config("smoke", {"run_dir": str(run_dir)})
     print(f"training: preset smoke, {config.training.steps} GRPO steps into {run_dir}", file=sys.stderr)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from tasks.space import SpaceSettings, hub_api, sleep_space, wait_until_loaded, wake_space
+from watercolour.space_control import SpaceSettings, hub_api, sleep_space, wait_until_loaded, wake_space
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

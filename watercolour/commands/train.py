@@ -7,7 +7,6 @@ end `adapter/` and `gallery/index.html`. See docs/training.md.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -24,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from watercolour.config import load_config, parse_overrides
+    from watercolour.run_dir import use_run_environment
 
     # ---- configuration: the preset, then --steps/--run-dir, then key=value overrides
     overrides = parse_overrides(args.overrides)
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     run_dir = Path(config.run_dir)
 
     # ---- trackio keeps its database beside the run unless told otherwise; it reads this once, at import
-    os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
+    use_run_environment(run_dir)
     from watercolour.trainer import RunDirInUse, train
 
     # ---- train, export the adapter, write the gallery

@@ -1,0 +1,36 @@
+"""A run directory's checkpoints and the process environment a run sets, in one place.
+
+Light on purpose (no torch, no TRL): the Prefect flow asks for the latest checkpoint before anything imports the
+trainer, and trackio reads `TRACKIO_DIR` once, when TRL first imports it, so `use_run_environment` must run
+before that import. Every entry point that trains (`watercolour train`, `watercolour demo`, the `train` flow's
+task, the GPU scripts) calls it first.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+CHECKPOINTS_DIR = "checkpoints"
+
+
+def use_run_environment(run_dir: Path) -> None:
+    """Point trackio at the run directory (unless the caller chose a directory): each run keeps its metrics."""
+    os.environ.setdefault("TRACKIO_DIR", str((Path(run_dir) / "trackio").resolve()))
+
+
+def checkpoint_step(checkpoint: Path) -> int:
+    return int(checkpoint.name.removeprefix("checkpoint-"))
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    """The newest complete checkpoint: transformers writes `trainer_state.json` last, so a folder without one
+    was cut short by a crash."""
+    folder = Path(run_dir) / CHECKPOINTS_DIR
+    complete = [
+        path
+        for path in folder.glob("checkpoint-*")
+        if path.name.removeprefix("checkpoint-").isdigit() and (path / "trainer_state.json").is_file()
+    ]
+    return max(complete, key=checkpoint_step, default=None)
