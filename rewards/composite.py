@@ -17,12 +17,10 @@ from typing import Any
 
 from rewards.cache import Renderer
 from rewards.length import completion_text
-from rewards.scoring_engine import ScoringEngine, compose, log_means
+from rewards.scoring_engine import ScoringEngine, log_means
 from watercolour.config import RunConfig
 from watercolour.records import RewardParts, rollout_step
 
-
-__all__ = ["CompositeReward", "OnScored", "compose", "group_seed", "group_seeds", "log_means"]
 
 OnScored = Callable[[list[Any], list[Any], list[RewardParts], dict[str, Any]], None]
 

@@ -131,8 +131,9 @@ class FannedReward:
         return failed
 
     def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
-        from rewards.composite import group_seeds, log_means
+        from rewards.composite import group_seeds
         from rewards.length import completion_text
+        from rewards.scoring_engine import log_means
 
         step = rollout_step(kwargs.get("trainer_state"))
         parts = self.score([completion_text(c) for c in completions], group_seeds(prompts, step, kwargs), step)
