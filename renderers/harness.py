@@ -82,6 +82,7 @@ def probe_script(mark: str, size: int | None) -> str:
     return f"""(() => {{
   const apply = Reflect.apply;
   const setAttribute = Element.prototype.setAttribute;
+  const isConnected = Object.getOwnPropertyDescriptor(Node.prototype, "isConnected").get;
   const removeAttribute = Element.prototype.removeAttribute;
   const now = performance.now.bind(performance);
   const later = setTimeout;
@@ -97,9 +98,17 @@ def probe_script(mark: str, size: int | None) -> str:
     if (done) return;
     done = true;
     const label = mark + reason + ":" + (now() - t0);
+    // A canvas taken out of the document is marked on the root instead: the watcher observes the document
+    // only, and a mark that names no canvas is a failed readback, not a picture.
     let canvas = root;
-    try {{ canvas = instance._renderer.canvas; apply(setAttribute, canvas, ["data-wc", label]); }}
-    catch (e) {{ canvas = root; apply(setAttribute, canvas, ["data-wc", label]); }}
+    try {{
+      canvas = instance._renderer.canvas;
+      if (!apply(isConnected, canvas, [])) canvas = root;
+      apply(setAttribute, canvas, ["data-wc", label]);
+    }} catch (e) {{
+      canvas = root;
+      apply(setAttribute, canvas, ["data-wc", label]);
+    }}
     apply(removeAttribute, canvas, ["data-wc"]);
   }};
   window.addEventListener("load", () => later(() => {{
@@ -169,14 +178,16 @@ WATCH_JS = """(() => {
       });
     },
     read(mark, max) {
-      const out = { reason: null, drawMs: null, png: null, w: 0, h: 0, oversize: false, hints: hints.slice() };
+      const out = { reason: null, drawMs: null, png: null, w: 0, h: 0, canvas: false, oversize: false,
+                    hints: hints.slice() };
       const found = find(mark);
       if (!found) return out;
       const [el, rest] = found;
       const cut = rest.lastIndexOf(":");
       out.reason = rest.slice(0, cut);
       out.drawMs = Number(rest.slice(cut + 1));
-      if (!(el instanceof HTMLCanvasElement)) return out;
+      out.canvas = el instanceof HTMLCanvasElement;
+      if (!out.canvas) return out;
       out.w = el.width;
       out.h = el.height;
       if (out.w > max || out.h > max) out.oversize = true;
@@ -188,7 +199,7 @@ WATCH_JS = """(() => {
 """
 
 # Runs in the main world of every frame before its scripts: a tripwire that reports WebRTC peer connections
-# (their UDP never reaches a request router) through a DevTools binding, taken off the global at once. A sketch
+# and WebTransport sessions (their UDP never reaches a request router) through a DevTools binding, taken off the global at once. A sketch
 # can call the binding itself, which only reports it; the network namespace is what stops the packets.
 ATTEMPT_BINDING = "__wcAttempt"
 TRIPWIRE_JS = f"""(() => {{
@@ -197,14 +208,15 @@ TRIPWIRE_JS = f"""(() => {{
   delete globalThis.{ATTEMPT_BINDING};
   const construct = Reflect.construct;
   const stringify = JSON.stringify;
-  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection"]) {{
+  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "WebTransport"]) {{
     const original = globalThis[name];
     if (typeof original !== "function") continue;
     globalThis[name] = new Proxy(original, {{
       construct(target, args, newTarget) {{
-        let servers = "";
-        try {{ servers = stringify(args[0] && args[0].iceServers); }} catch (e) {{}}
-        report("webrtc " + servers);
+        let detail = "";
+        try {{ detail = name === "WebTransport" ? String(args[0]) : stringify(args[0] && args[0].iceServers); }}
+        catch (e) {{}}
+        report(name + " " + detail);
         return construct(target, args, newTarget);
       }},
     }});

@@ -93,6 +93,7 @@ class Slot:
     _once: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     blocked: list[str] = field(default_factory=list)
     _token: str = ""
+    _frame: Any = None  # the current render's frame, as Playwright knows it
     _dead: asyncio.Event = field(default_factory=asyncio.Event)
 
     @classmethod
@@ -141,11 +142,23 @@ class Slot:
         elif path in self._files:
             body, content_type = self._files[path]
         else:
-            if not (path.startswith("/r/") and self._token not in path):  # not a late request of an earlier frame
+            if self._owns(route.request):
                 self.blocked.append(url[:200])
             await route.abort()
             return
         await route.fulfill(status=200, body=body, content_type=content_type, headers=headers)
+
+    def _owns(self, request) -> bool:
+        """Whether `request` comes from the current render: a late one of an earlier frame is not its sketch's."""
+        try:
+            frame = request.frame
+        except Exception:  # a worker's request has no frame; workers die with their frame
+            return True
+        if frame.is_detached() or frame == self.page.main_frame:
+            return False
+        while frame.parent_frame is not None and frame.parent_frame != self.page.main_frame:
+            frame = frame.parent_frame
+        return frame == self._frame or self._token in frame.url
 
     async def _refuse_web_socket(self, ws) -> None:
         self.blocked.append(ws.url[:200])
@@ -166,8 +179,10 @@ class Slot:
         }
         watch = self.watch
         watch.begin(token)
+        self._frame = None
         await self.page.evaluate(harness.MOUNT_FRAME_JS, token + "index.html")
         await self._until(watch.world)
+        self._frame = next((frame for frame in self.page.frames if token in frame.url), None)
         finished = asyncio.ensure_future(watch.evaluate(f"__wcWatch.finished({json.dumps(mark)})"))
         trouble = asyncio.ensure_future(watch.trouble.wait())
         try:
@@ -202,6 +217,11 @@ class Slot:
             if state["oversize"]:
                 outcome.fault = "oversize"
                 outcome.fault_detail = f"the canvas is {state['w']}x{state['h']}; the limit is {size}x{size}"
+            elif state["reason"] not in (None, "no setup or draw") and not state["canvas"]:
+                outcome.fault = "readback"
+                outcome.fault_detail = (
+                    "the finish mark named no canvas in the document (p5's canvas was replaced or removed)"
+                )
             elif state["png"]:
                 png = base64.b64decode(state["png"].split(",", 1)[1], validate=True)
                 if max(png_size(png)) > size:
