@@ -176,3 +176,26 @@ def _chromium_pids() -> list[int]:
     for _ in range(6):
         mine |= {pid for pid, (ppid, _) in parents.items() if ppid in mine}
     return [pid for pid in mine if b"chromium" in parents.get(pid, (0, b""))[1]]
+
+
+@pytest.mark.browser
+async def test_patching_every_harness_dependency_changes_nothing_but_the_sketch_s_own_painting(
+    one_slot, flower_sketch
+):
+    # Everything the old in-page readback trusted, and everything the probe uses, replaced before setup.
+    prelude = """
+    const forged = document.createElement("canvas");
+    HTMLCanvasElement.prototype.toDataURL = () => "data:image/png;base64,AAAA";
+    Element.prototype.setAttribute = () => {};
+    Element.prototype.removeAttribute = () => {};
+    Document.prototype.getElementById = () => forged;
+    Document.prototype.querySelector = () => forged;
+    window.MutationObserver = function () { return { observe() {}, disconnect() {} }; };
+    Reflect.apply = () => {};
+    JSON.stringify = () => "{}";
+    console.error = () => {};
+    window.__wcWatch = { read: () => ({}) };
+    """
+    clean, patched = [await one_slot.render(source, seed=5) for source in (flower_sketch, prelude + flower_sketch)]
+    assert clean.ok and patched.ok and patched.errors == []
+    assert patched.png == clean.png
