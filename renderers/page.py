@@ -192,8 +192,8 @@ class Slot:
         finally:
             finished.cancel()
             trouble.cancel()
-        if finished.done() and not finished.cancelled() and finished.exception() is not None:
-            watch.trouble.set()  # its world went away (a navigation, usually): _read reports what is left
+        if finished.done() and not finished.cancelled():
+            finished.exception()  # its world may have gone (a navigation): _read reports that, asyncio need not
         outcome = Outcome(None, 0, 0, None, watch.errors, None, [])
         if watch.navigations:
             outcome.fault, outcome.fault_detail = (

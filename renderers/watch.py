@@ -76,6 +76,8 @@ class RenderWatch:
     def begin(self, token: str) -> None:
         """Forget the previous render; events from now on belong to the frame that loads `token`."""
         self.token = token
+        self._contexts.clear()  # the previous frame's contexts are gone with it; no need to grow for 200 renders
+        self._worlds.clear()
         self.frame_id = None
         self.frames = set()
         self.errors, self.attempts, self.navigations = [], [], []
