@@ -198,9 +198,12 @@ WATCH_JS = """(() => {
 })();
 """
 
-# Runs in the main world of every frame before its scripts: a tripwire that reports WebRTC peer connections
-# and WebTransport sessions (their UDP never reaches a request router) through a DevTools binding, taken off the global at once. A sketch
-# can call the binding itself, which only reports it; the network namespace is what stops the packets.
+# Runs in the main world of every frame before its scripts, and reports through a DevTools binding that it
+# takes off the global at once (a sketch that calls it anyway only reports itself):
+# - WebRTC peer connections and WebTransport sessions, whose UDP never reaches a request router (the network
+#   namespace is what stops their packets);
+# - errors and rejections whose event a listener cancelled: DevTools does not report those. Its listeners are
+#   the first registered, so none of the sketch's can stop them, and they look once the dispatch is over.
 ATTEMPT_BINDING = "__wcAttempt"
 TRIPWIRE_JS = f"""(() => {{
   const report = globalThis.{ATTEMPT_BINDING};
@@ -208,6 +211,7 @@ TRIPWIRE_JS = f"""(() => {{
   delete globalThis.{ATTEMPT_BINDING};
   const construct = Reflect.construct;
   const stringify = JSON.stringify;
+  const later = setTimeout;
   for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "WebTransport"]) {{
     const original = globalThis[name];
     if (typeof original !== "function") continue;
@@ -216,10 +220,19 @@ TRIPWIRE_JS = f"""(() => {{
         let detail = "";
         try {{ detail = name === "WebTransport" ? String(args[0]) : stringify(args[0] && args[0].iceServers); }}
         catch (e) {{}}
-        report(name + " " + detail);
+        report("attempt " + name + " " + detail);
         return construct(target, args, newTarget);
       }},
     }});
   }}
+  const text = (value) => {{
+    try {{ return String(value && value.stack ? value.stack : value).split("\\n").slice(0, 2).join(" "); }}
+    catch (e) {{ return "unprintable error"; }}
+  }};
+  const watch = (type, kind, value) => addEventListener(type, (event) => later(() => {{
+    if (event.defaultPrevented) report("error " + kind + " (its event was cancelled): " + text(value(event)));
+  }}, 0), true);
+  watch("error", "uncaught", (event) => event.error || event.message);
+  watch("unhandledrejection", "unhandled rejection", (event) => event.reason);
 }})();
 """

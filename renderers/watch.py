@@ -145,5 +145,11 @@ class RenderWatch:
             self.errors.append(TOKEN.sub("/", text)[:MAX_TEXT])
 
     def _on_binding(self, event: dict) -> None:
-        if event["name"] == harness.ATTEMPT_BINDING and self._mine(event.get("executionContextId")):
-            self.attempts.append(event["payload"][:200])
+        if event["name"] != harness.ATTEMPT_BINDING or not self._mine(event.get("executionContextId")):
+            return
+        kind, _, payload = event["payload"].partition(" ")
+        if kind == "error":
+            self._error(payload)
+            self.trouble.set()
+        else:
+            self.attempts.append(payload[:200])
