@@ -82,7 +82,7 @@ def probe_script(mark: str, size: int | None) -> str:
     return f"""(() => {{
   const apply = Reflect.apply;
   const setAttribute = Element.prototype.setAttribute;
-  const isConnected = Object.getOwnPropertyDescriptor(Node.prototype, "isConnected").get;
+  const getRootNode = Node.prototype.getRootNode;
   const removeAttribute = Element.prototype.removeAttribute;
   const now = performance.now.bind(performance);
   const later = setTimeout;
@@ -98,12 +98,12 @@ def probe_script(mark: str, size: int | None) -> str:
     if (done) return;
     done = true;
     const label = mark + reason + ":" + (now() - t0);
-    // A canvas taken out of the document is marked on the root instead: the watcher observes the document
-    // only, and a mark that names no canvas is a failed readback, not a picture.
+    // A canvas taken out of the document (or into a shadow root) is marked on the root instead: the watcher
+    // observes the document's own tree only, and a mark that names no canvas is a failed readback.
     let canvas = root;
     try {{
       canvas = instance._renderer.canvas;
-      if (!apply(isConnected, canvas, [])) canvas = root;
+      if (apply(getRootNode, canvas, []) !== document) canvas = root;
       apply(setAttribute, canvas, ["data-wc", label]);
     }} catch (e) {{
       canvas = root;
@@ -145,8 +145,8 @@ WATCH_JS = """(() => {
   let waiting = [];
   const HINT = /(^|\\s)(preconnect|dns-prefetch|prefetch|prerender|preload|modulepreload)(\\s|$)/i;
   const noteLink = (el) => {
-    if (el.localName === "link" && HINT.test(el.rel || "") && el.href && hints.length < 20)
-      hints.push(el.rel + " " + String(el.href).slice(0, 200));
+    const hint = el.localName === "link" && HINT.test(el.rel || "") && el.href && el.rel + " " + String(el.href).slice(0, 200);
+    if (hint && hints.length < 20 && !hints.includes(hint)) hints.push(hint);
   };
   new MutationObserver((mutations) => {
     for (const m of mutations) {
@@ -171,6 +171,7 @@ WATCH_JS = """(() => {
     return null;
   };
   window.__wcWatch = {
+    hints: () => hints.slice(),
     finished(mark) {
       return new Promise((resolve) => {
         const check = () => (find(mark) ? resolve(true) : waiting.push(check));

@@ -213,7 +213,8 @@ class Slot:
         try:
             state = await self._until(self.watch.evaluate(f"__wcWatch.read({json.dumps(mark)}, {int(size)})"))
             outcome.reason, outcome.draw_ms = state["reason"], state["drawMs"]
-            outcome.width, outcome.height, outcome.blocked = state["w"], state["h"], list(state["hints"])
+            outcome.width, outcome.height = state["w"], state["h"]
+            outcome.blocked = list(state["hints"]) + await self._until(self.watch.child_hints())
             if state["oversize"]:
                 outcome.fault = "oversize"
                 outcome.fault_detail = f"the canvas is {state['w']}x{state['h']}; the limit is {size}x{size}"

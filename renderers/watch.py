@@ -57,6 +57,7 @@ class RenderWatch:
     async def start(self) -> None:
         for event, handler in {
             "Runtime.executionContextCreated": self._on_context,
+            "Runtime.executionContextDestroyed": self._on_context_gone,
             "Runtime.exceptionThrown": self._on_exception,
             "Runtime.consoleAPICalled": self._on_console,
             "Runtime.bindingCalled": self._on_binding,
@@ -84,15 +85,28 @@ class RenderWatch:
         self.trouble = asyncio.Event()
         self.world = asyncio.get_running_loop().create_future()
 
-    async def evaluate(self, expression: str) -> Any:
-        """Evaluate in the render frame's isolated world; a JavaScript exception there raises RuntimeError."""
+    async def evaluate(self, expression: str, context_id: int | None = None) -> Any:
+        """Evaluate in the render frame's isolated world (or another); a JavaScript exception raises RuntimeError."""
+        context_id = context_id or self.world.result()
         reply = await self.session.send(
             "Runtime.evaluate",
-            {"expression": expression, "contextId": self.world.result(), "awaitPromise": True, "returnByValue": True},
+            {"expression": expression, "contextId": context_id, "awaitPromise": True, "returnByValue": True},
         )
         if "exceptionDetails" in reply:
             raise RuntimeError(_describe(reply["exceptionDetails"]))
         return reply["result"].get("value")
+
+    async def child_hints(self) -> list[str]:
+        """Link hints recorded by the watchers of frames the sketch created inside its own."""
+        from playwright.async_api import Error as PlaywrightError
+
+        hints: list[str] = []
+        for frame in self.frames - {self.frame_id}:
+            try:
+                hints += await self.evaluate("__wcWatch.hints()", self._worlds[frame])
+            except (KeyError, PlaywrightError, RuntimeError):  # a child frame gone, or never given a world
+                continue
+        return hints
 
     def _mine(self, context_id: int | None) -> bool:
         return self._contexts.get(context_id or -1) in self.frames
@@ -104,6 +118,9 @@ class RenderWatch:
         if context["name"] == harness.WORLD:
             self._worlds[frame] = context["id"]
             self._resolve_world()
+
+    def _on_context_gone(self, event: dict) -> None:
+        self._worlds = {frame: world for frame, world in self._worlds.items() if world != event["executionContextId"]}
 
     def _resolve_world(self) -> None:
         if self.frame_id in self._worlds and not self.world.done():
