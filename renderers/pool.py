@@ -202,8 +202,9 @@ class BrowserPool:
                 if _is_crash(slot, error):
                     reason = f"the page crashed (heap cap {self.heap_mb} MB, or a runaway sketch): {error}"
                     return _failure(slot, seed, started, crashed=True, errors=[reason[:500]])
-                # The browser lives and its page did not crash, so the sketch broke the harness (a protocol
-                # reply it corrupted, a frame it tore down): its fault, not the renderer's.
+                # The browser lives and its page did not crash, so the sketch, the only input that differs
+                # between renders, broke the harness (a frame it tore down, a reply it corrupted): its fault.
+                # A bug of the harness itself would fail good sketches too, which the tests render.
                 return _failure(
                     slot, seed, started, fault="harness", fault_detail=f"{type(error).__name__}: {error}"[:500]
                 )
