@@ -19,6 +19,8 @@ from renderers import harness
 TOKEN = re.compile(r"/r/[0-9a-f]{32}/")
 MAX_ERRORS = 20
 MAX_TEXT = 500
+# Child frames whose link hints are read: a sketch that floods frames should not buy itself protocol calls.
+MAX_CHILD_FRAMES = 8
 
 
 def _describe(details: dict) -> str:
@@ -101,7 +103,7 @@ class RenderWatch:
         from playwright.async_api import Error as PlaywrightError
 
         hints: list[str] = []
-        for frame in self.frames - {self.frame_id}:
+        for frame in sorted(self.frames - {self.frame_id})[:MAX_CHILD_FRAMES]:
             try:
                 hints += await self.evaluate("__wcWatch.hints()", self._worlds[frame])
             except (KeyError, PlaywrightError, RuntimeError):  # a child frame gone, or never given a world
