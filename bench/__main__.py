@@ -6,6 +6,8 @@ Scenarios:
               renders them one after another on fresh pages.
   throughput  the warm pool only: every sketch at three seeds, submitted at once.
 Pictures are compared too: mean absolute pixel difference (0-255) between the two renderers, same seed.
+`--scenario throughput` runs the warm pool's throughput alone (no baseline): the check that a change to the
+renderer kept its speed, run back to back against the same scenario on the code before the change.
 """
 
 from __future__ import annotations
@@ -81,6 +83,16 @@ def mean_abs_diff(a: bytes, b: bytes) -> float:
     return float(np.abs(pa - pb).mean())
 
 
+async def run_throughput() -> dict:
+    pairs, origin = step_sketches()
+    results, wall = await pool_throughput(pairs)
+    return {
+        "sketches": origin,
+        "cpu_count": os.cpu_count(),
+        "rows": [row("throughput (warm)", "warm pool", results, wall)],
+    }
+
+
 async def run(quick: bool) -> dict:
     pairs, origin = step_sketches()
     step_results, step_wall = await pool_step(pairs)
@@ -114,8 +126,8 @@ async def run(quick: bool) -> dict:
 
 
 def print_table(report: dict) -> None:
-    print(f"sketches: {report['sketches']}; {report['cpu_count']} cores; pool {report['pool']}")
-    if report["baseline_extrapolated"]:
+    print(f"sketches: {report['sketches']}; {report['cpu_count']} cores; pool {report.get('pool', 'default')}")
+    if report.get("baseline_extrapolated"):
         print(f"--quick: the baseline rendered {report['baseline_rendered']} of 8; its step time is extrapolated")
     header = f"{'scenario':<24}{'renderer':<11}{'n':>4}{'ok':>4}{'p50 s':>8}{'p95 s':>8}{'/min':>8}{'draw/total':>11}"
     print(header + f"{'wall s':>9}")
@@ -124,16 +136,20 @@ def print_table(report: dict) -> None:
             f"{r['scenario']:<24}{r['renderer']:<11}{r['renders']:>4}{r['ok']:>4}{r['p50_s']:>8}{r['p95_s']:>8}"
             f"{r['per_min']:>8}{r['draw_share']:>11}{r['wall_s']:>9}"
         )
-    print(f"step speed-up, warm pool over baseline: {report['step_speedup']}x")
-    print(f"mean abs pixel diff, pool vs baseline (0-255): {report['mean_abs_pixel_diff_vs_baseline']}")
+    if "step_speedup" in report:
+        print(f"step speed-up, warm pool over baseline: {report['step_speedup']}x")
+        print(f"mean abs pixel diff, pool vs baseline (0-255): {report['mean_abs_pixel_diff_vs_baseline']}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="baseline renders 2 of the 8 sketches, extrapolated")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    parser.add_argument(
+        "--scenario", choices=["all", "throughput"], default="all", help="throughput: the warm pool alone, no baseline"
+    )
     args = parser.parse_args(argv)
-    report = asyncio.run(run(args.quick))
+    report = asyncio.run(run_throughput() if args.scenario == "throughput" else run(args.quick))
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()

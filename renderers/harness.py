@@ -9,6 +9,9 @@ Every file is served from memory by the slot's request router under ORIGIN; the 
 file, so nothing it contains (a `</script>` in a string, say) can escape into the markup. Scripts load as
 CORS requests: to the opaque-origin frame they are otherwise cross-origin, and Chromium then reports their
 errors as a bare "Script error." and drops their unhandled rejections (p5 runs setup/draw in promises).
+
+Nothing the harness reads comes from the sketch's realm: the picture and the finish signal are read in an
+isolated world (WATCH_JS), errors and navigations arrive as DevTools events (renderers/watch.py).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ MOUNT_FRAME_JS = """(src) => {
 }"""
 
 
-def seed_script(seed: int, size: int | None) -> str:
+def seed_script(seed: int) -> str:
     """Seed Math.random before the libraries load (p5.brush captures its PRNG seeds when it is evaluated)."""
     return f"""(() => {{
   let a = {seed & 0xFFFFFFFF} ^ 0x9E3779B9;
@@ -59,67 +62,178 @@ def seed_script(seed: int, size: int | None) -> str:
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }};
-  window.__wcOutputSize = {json.dumps(size)};
 }})();
 """
 
 
-# The probe records errors and resolves __wc.finished once the sketch has painted: after setup when there
-# is no draw, else after the first draw, once p5.brush's own postdraw flush has run (it registered its hooks
-# first). It then stops the loop, so a sketch that forgets noLoop() does not keep burning CPU.
-# Output size: pixelDensity(size / canvas width) right after createCanvas keeps the sketch's coordinates;
-# p5 2.3 ignores pixelDensity called before createCanvas (RENDERING.md section 6).
-# The readback holds the original toDataURL, so a sketch that replaces it cannot forge its picture.
-PROBE_JS = """(() => {
-  const toDataURL = HTMLCanvasElement.prototype.toDataURL;
-  const wc = { errors: [], done: false, reason: null, t0: performance.now(), drawMs: null };
-  Object.defineProperty(window, "__wc", { value: wc, writable: false, configurable: false });
-  let resolve;
-  wc.finished = new Promise((r) => (resolve = r));
-  const finish = (reason) => {
-    if (wc.done) return;
-    wc.done = true;
-    wc.reason = reason;
-    wc.drawMs = performance.now() - wc.t0;
-    setTimeout(() => resolve(reason), 0);
-  };
-  const text = (v) => {
-    try { return v && v.stack ? String(v.stack).split("\\n").slice(0, 2).join(" ") : String(v); }
-    catch (e) { return "unprintable error"; }
-  };
-  window.addEventListener("error", (e) => {
-    wc.errors.push("uncaught: " + text(e.error || e.message));
-    setTimeout(() => finish("error"), 50);
-  });
-  window.addEventListener("unhandledrejection", (e) => {
-    wc.errors.push("unhandled rejection: " + text(e.reason));
-    setTimeout(() => finish("error"), 50);
-  });
-  window.addEventListener("load", () => setTimeout(() => {
-    if (typeof window.setup !== "function" && typeof window.draw !== "function") finish("no setup or draw");
-  }, 0));
-  const consoleError = console.error.bind(console);
-  console.error = (...args) => { wc.errors.push("console: " + args.map(text).join(" ")); consoleError(...args); };
-  wc.read = () => {
-    const c = document.getElementById("defaultCanvas0") || document.querySelector("canvas");
-    return { errors: wc.errors.map(String), reason: wc.reason, drawMs: wc.drawMs,
-             png: c ? toDataURL.call(c, "image/png") : null, w: c ? c.width : 0, h: c ? c.height : 0 };
-  };
+def probe_script(mark: str, size: int | None) -> str:
+    """The in-frame probe: output size, and the finish signal that names the sketch's main canvas.
+
+    The probe runs in the sketch's realm, before the sketch, so everything it calls later is captured first.
+    It reports only through a DOM attribute that it sets and removes at once on the main canvas, prefixed
+    with a one-time `mark`: the watcher in the isolated world (WATCH_JS) takes the first one carrying it. The
+    sketch never sees the mark before it exists (this file is served once, uncacheable), so it can
+    stop the signal (its render times out) but not forge it, nor point it at another canvas.
+    Finish: after setup when there is no draw, else after the first draw once p5.brush's own postdraw flush
+    has run (it registered its hooks first); then the loop stops so a sketch without noLoop() stops burning CPU.
+    Output size: pixelDensity(size / canvas width) right after createCanvas keeps the sketch's coordinates;
+    p5 2.3 ignores pixelDensity called before createCanvas (RENDERING.md section 6).
+    """
+    return f"""(() => {{
+  const apply = Reflect.apply;
+  const setAttribute = Element.prototype.setAttribute;
+  const getRootNode = Node.prototype.getRootNode;
+  const removeAttribute = Element.prototype.removeAttribute;
+  const now = performance.now.bind(performance);
+  const later = setTimeout;
+  const noLoop = p5.prototype.noLoop;
+  const pixelDensity = p5.prototype.pixelDensity;
   const createCanvas = p5.prototype.createCanvas;
-  p5.prototype.createCanvas = function (...args) {
-    const canvas = createCanvas.apply(this, args);
-    const size = window.__wcOutputSize;
-    if (size && this.width > 0) this.pixelDensity(size / this.width);
+  const root = document.documentElement;
+  const mark = {json.dumps(mark)};
+  const size = {json.dumps(size)};
+  const t0 = now();
+  let done = false;
+  const finish = (instance, reason) => {{
+    if (done) return;
+    done = true;
+    const label = mark + reason + ":" + (now() - t0);
+    // A canvas taken out of the document (or into a shadow root) is marked on the root instead: the watcher
+    // observes the document's own tree only, and a mark that names no canvas is a failed readback.
+    let canvas = root;
+    try {{
+      canvas = instance._renderer.canvas;
+      if (apply(getRootNode, canvas, []) !== document) canvas = root;
+      apply(setAttribute, canvas, ["data-wc", label]);
+    }} catch (e) {{
+      canvas = root;
+      apply(setAttribute, canvas, ["data-wc", label]);
+    }}
+    apply(removeAttribute, canvas, ["data-wc"]);
+  }};
+  window.addEventListener("load", () => later(() => {{
+    if (typeof window.setup !== "function" && typeof window.draw !== "function") finish(null, "no setup or draw");
+  }}, 0));
+  p5.prototype.createCanvas = function (...args) {{
+    const canvas = apply(createCanvas, this, args);
+    if (size && this.width > 0) apply(pixelDensity, this, [size / this.width]);
     return canvas;
+  }};
+  p5.registerAddon((p5, fn, lifecycles) => {{
+    lifecycles.postsetup = function () {{
+      if (typeof window.draw !== "function") finish(this, "setup");
+    }};
+    lifecycles.postdraw = function () {{
+      try {{ apply(noLoop, this, []); }} catch (e) {{}}
+      finish(this, "draw");
+    }};
+  }});
+}})();
+"""
+
+
+# Runs in an isolated world of every frame (Page.addScriptToEvaluateOnNewDocument with a world name), before
+# the frame's own scripts: it shares the DOM with the sketch but none of its globals or prototypes, so the
+# sketch cannot reach or replace anything here. It records the probe's finish marks, in order (capped: a
+# sketch that floods them only loses its own finish), and link hints that open connections without a request
+# the router would see (preconnect, dns-prefetch). The harness reads the picture through this world's own
+# HTMLCanvasElement.prototype, and refuses a canvas larger than the configured size before encoding it.
+WORLD = "watercolour-watch"
+WATCH_JS = """(() => {
+  const marks = [];
+  const hints = [];
+  let waiting = [];
+  const HINT = /(^|\\s)(preconnect|dns-prefetch|prefetch|prerender|preload|modulepreload)(\\s|$)/i;
+  const noteLink = (el) => {
+    const hint = el.localName === "link" && HINT.test(el.rel || "") && el.href && el.rel + " " + String(el.href).slice(0, 200);
+    if (hint && hints.length < 20 && !hints.includes(hint)) hints.push(hint);
   };
-  p5.registerAddon((p5, fn, lifecycles) => {
-    lifecycles.postsetup = function () {
-      if (typeof window.draw !== "function") finish("setup");
-    };
-    lifecycles.postdraw = function () {
-      this.noLoop();
-      finish("draw");
-    };
-  });
+  new MutationObserver((mutations) => {
+    for (const m of mutations) {
+      if (m.type === "attributes") {
+        if (m.attributeName !== "data-wc") noteLink(m.target);
+        else if (m.oldValue !== null && marks.length < 256) marks.push([m.target, m.oldValue]);
+      } else {
+        for (const node of m.addedNodes) {
+          if (node.nodeType !== 1) continue;
+          noteLink(node);
+          for (const link of node.querySelectorAll("link")) noteLink(link);
+        }
+      }
+    }
+    const ready = waiting;
+    waiting = [];
+    for (const check of ready) check();
+  }).observe(document, { subtree: true, childList: true, attributes: true, attributeOldValue: true,
+                         attributeFilter: ["data-wc", "rel", "href"] });
+  const find = (mark) => {
+    for (const [el, value] of marks) if (value.startsWith(mark)) return [el, value.slice(mark.length)];
+    return null;
+  };
+  window.__wcWatch = {
+    hints: () => hints.slice(),
+    finished(mark) {
+      return new Promise((resolve) => {
+        const check = () => (find(mark) ? resolve(true) : waiting.push(check));
+        check();
+      });
+    },
+    read(mark, max) {
+      const out = { reason: null, drawMs: null, png: null, w: 0, h: 0, canvas: false, oversize: false,
+                    hints: hints.slice() };
+      const found = find(mark);
+      if (!found) return out;
+      const [el, rest] = found;
+      const cut = rest.lastIndexOf(":");
+      out.reason = rest.slice(0, cut);
+      out.drawMs = Number(rest.slice(cut + 1));
+      out.canvas = el instanceof HTMLCanvasElement;
+      if (!out.canvas) return out;
+      out.w = el.width;
+      out.h = el.height;
+      if (out.w > max || out.h > max) out.oversize = true;
+      else if (out.w > 0 && out.h > 0) out.png = el.toDataURL("image/png");
+      return out;
+    },
+  };
 })();
+"""
+
+# Runs in the main world of every frame before its scripts, and reports through a DevTools binding that it
+# takes off the global at once (a sketch that calls it anyway only reports itself):
+# - WebRTC peer connections and WebTransport sessions, whose UDP never reaches a request router (the network
+#   namespace is what stops their packets);
+# - errors and rejections whose event a listener cancelled: DevTools does not report those. Its listeners are
+#   the first registered, so none of the sketch's can stop them, and they look once the dispatch is over.
+ATTEMPT_BINDING = "__wcAttempt"
+TRIPWIRE_JS = f"""(() => {{
+  const report = globalThis.{ATTEMPT_BINDING};
+  if (typeof report !== "function") return;
+  delete globalThis.{ATTEMPT_BINDING};
+  const construct = Reflect.construct;
+  const stringify = JSON.stringify;
+  const later = setTimeout;
+  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "WebTransport"]) {{
+    const original = globalThis[name];
+    if (typeof original !== "function") continue;
+    globalThis[name] = new Proxy(original, {{
+      construct(target, args, newTarget) {{
+        let detail = "";
+        try {{ detail = name === "WebTransport" ? String(args[0]) : stringify(args[0] && args[0].iceServers); }}
+        catch (e) {{}}
+        report("attempt " + name + " " + detail);
+        return construct(target, args, newTarget);
+      }},
+    }});
+  }}
+  const text = (value) => {{
+    try {{ return String(value && value.stack ? value.stack : value).split("\\n").slice(0, 2).join(" "); }}
+    catch (e) {{ return "unprintable error"; }}
+  }};
+  const watch = (type, kind, value) => addEventListener(type, (event) => later(() => {{
+    if (event.defaultPrevented) report("error " + kind + " (its event was cancelled): " + text(value(event)));
+  }}, 0), true);
+  watch("error", "uncaught", (event) => event.error || event.message);
+  watch("unhandledrejection", "unhandled rejection", (event) => event.reason);
+}})();
 """

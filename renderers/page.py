@@ -2,29 +2,52 @@
 
 The context is the slot's own (Chromium never shares a renderer process between contexts, so a sketch
 that spins or crashes takes down only its slot). Its router serves the harness and the libraries from
-memory and aborts and records everything else, WebSockets included (`route` does not see them).
+memory and aborts and records everything else, WebSockets included (`route` does not see them). A render's
+own files are served once and never cached, so the sketch cannot read the probe's one-time mark.
+
+The harness trusts nothing in the sketch's realm: the finish mark and the picture are read in an isolated
+world, errors and navigations come as DevTools events (renderers/watch.py). Faults the sketch causes come
+back as `fault` ("navigation", "readback", "oversize"), never as exceptions.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
-import re
+import binascii
+import json
+import struct
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from renderers import harness
 from renderers.coverage import paint_coverage
+from renderers.watch import RenderWatch
 from watercolour.records import RenderResult
 
 
-# Each render's files live under a random token; error texts drop it so equal sketches report equal errors.
-TOKEN = re.compile(r"/r/[0-9a-f]{32}/")
+# After an uncaught error, how long the finish mark may still come: the old in-page probe's 50 ms, which
+# let an error in a timer after a finished setup keep its picture.
+ERROR_GRACE_S = 0.05
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """Width and height from a PNG's header, without decoding a pixel; ValueError if it is no PNG."""
+    if len(png) < 24 or png[:8] != PNG_SIGNATURE or png[12:16] != b"IHDR":
+        raise ValueError("the readback is not a PNG")
+    width, height = struct.unpack(">II", png[16:24])
+    return width, height
+
+
+class PageCrashed(RuntimeError):
+    """The slot's page crashed under the render (the heap cap, a runaway sketch)."""
 
 
 @dataclass
 class Outcome:
-    """What the frame reported: the in-page state plus the requests it attempted."""
+    """What the frame reported: the isolated world's readback plus the protocol's errors and attempts."""
 
     png: bytes | None
     width: int
@@ -33,9 +56,11 @@ class Outcome:
     errors: list[str]
     draw_ms: float | None
     blocked: list[str]
+    fault: str | None = None
+    fault_detail: str = ""
 
     def result(self, seed: int, render_ms: float) -> RenderResult:
-        """The render's outcome as the wire type, with the paint coverage of its PNG."""
+        """The render's outcome as the wire type, with the paint coverage of its PNG (at most size x size)."""
         return RenderResult(
             ok=self.png is not None,
             png=self.png,
@@ -48,6 +73,8 @@ class Outcome:
             blocked_requests=self.blocked,
             render_ms=render_ms,
             draw_ms=self.draw_ms,
+            fault=self.fault,
+            fault_detail=self.fault_detail,
         )
 
 
@@ -59,80 +86,154 @@ class Slot:
     context: Any
     page: Any
     libraries: dict[str, bytes]
+    watch: Any = None
     renders: int = 0
     crashed: bool = False
     _files: dict[str, tuple[bytes, str]] = field(default_factory=dict)
+    _once: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     blocked: list[str] = field(default_factory=list)
+    _token: str = ""
+    _frame: Any = None  # the current render's frame, as Playwright knows it
+    _dead: asyncio.Event = field(default_factory=asyncio.Event)
 
     @classmethod
     async def open(cls, browser, libraries: dict[str, bytes]) -> Slot:
         context = await browser.new_context(viewport={"width": 700, "height": 700}, device_scale_factor=1)
         slot = cls(browser=browser, context=context, page=None, libraries=libraries)
-        slot._files = slot._harness_files()
+        js = "text/javascript; charset=utf-8"
+        slot._files = {
+            "/": (harness.HOST_HTML.encode(), "text/html"),
+            harness.LIBRARY_PATHS["p5"]: (libraries["p5"], js),
+            harness.LIBRARY_PATHS["p5.brush"]: (libraries["p5.brush"], js),
+        }
         await context.route("**/*", slot._route)
         await context.route_web_socket("**/*", slot._refuse_web_socket)
         slot.page = await context.new_page()
         slot.page.on("crash", slot._on_crash)
+        slot.watch = RenderWatch(await context.new_cdp_session(slot.page))
+        await slot.watch.start()
         await slot.page.goto(harness.ORIGIN + "/", wait_until="load")
         return slot
 
     def _on_crash(self, _page) -> None:
         self.crashed = True
+        self._dead.set()  # a crashed page never answers a pending protocol call: wake whoever waits on one
+
+    async def _until(self, awaitable) -> Any:
+        """Await `awaitable` unless the page crashes first; then raise PageCrashed."""
+        task, dead = asyncio.ensure_future(awaitable), asyncio.ensure_future(self._dead.wait())
+        try:
+            await asyncio.wait({task, dead}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            dead.cancel()
+            if not task.done():
+                task.cancel()
+        if self.crashed:
+            raise PageCrashed("the page crashed")
+        return task.result()
 
     async def _route(self, route) -> None:
         url = route.request.url
-        path = url[len(harness.ORIGIN) :] if url.startswith(harness.ORIGIN + "/") else None
-        if path in self._files:
+        path = url[len(harness.ORIGIN) :] if url.startswith(harness.ORIGIN + "/") else ""
+        headers = {"Access-Control-Allow-Origin": "*"}
+        if path in self._once:
+            body, content_type = self._once.pop(path)
+            headers["Cache-Control"] = "no-store"
+        elif path in self._files:
             body, content_type = self._files[path]
-            await route.fulfill(
-                status=200, body=body, content_type=content_type, headers={"Access-Control-Allow-Origin": "*"}
-            )
         else:
-            self.blocked.append(url[:200])
+            if self._owns(route.request):
+                self.blocked.append(url[:200])
             await route.abort()
+            return
+        await route.fulfill(status=200, body=body, content_type=content_type, headers=headers)
+
+    def _owns(self, request) -> bool:
+        """Whether `request` comes from the current render: a late one of an earlier frame is not its sketch's."""
+        try:
+            frame = request.frame
+        except Exception:  # a worker's request has no frame; workers die with their frame
+            return True
+        if frame.is_detached() or frame == self.page.main_frame:
+            return False
+        while frame.parent_frame is not None and frame.parent_frame != self.page.main_frame:
+            frame = frame.parent_frame
+        return frame == self._frame or self._token in frame.url
 
     async def _refuse_web_socket(self, ws) -> None:
         self.blocked.append(ws.url[:200])
         await ws.close(code=1008, reason="network access is not allowed")
 
-    def _harness_files(self) -> dict[str, tuple[bytes, str]]:
-        js = "text/javascript; charset=utf-8"
-        return {
-            "/": (harness.HOST_HTML.encode(), "text/html"),
-            harness.LIBRARY_PATHS["p5"]: (self.libraries["p5"], js),
-            harness.LIBRARY_PATHS["p5.brush"]: (self.libraries["p5.brush"], js),
-        }
-
-    async def run(self, source: str, seed: int, size: int | None) -> Outcome:
+    async def run(self, source: str, seed: int, size: int) -> Outcome:
         """Mount a fresh frame for `source` and wait until it has painted; the caller enforces the deadline."""
         self.renders += 1
         self.blocked = []
-        token = f"/r/{uuid.uuid4().hex}/"  # matches TOKEN
+        token = self._token = f"/r/{uuid.uuid4().hex}/"  # matches watch.TOKEN
+        mark = "done:" + uuid.uuid4().hex + ":"
         js = "text/javascript; charset=utf-8"
-        self._files = self._harness_files() | {
+        self._once = {
             token + "index.html": (harness.FRAME_HTML.encode(), "text/html"),
-            token + "seed.js": (harness.seed_script(seed, size).encode(), js),
-            token + "probe.js": (harness.PROBE_JS.encode(), js),
+            token + "seed.js": (harness.seed_script(seed).encode(), js),
+            token + "probe.js": (harness.probe_script(mark, size).encode(), js),
             token + "sketch.js": (source.encode("utf-8", "replace"), js),
         }
-        async with self.page.expect_event(
-            "framenavigated", predicate=lambda frame: token in frame.url, timeout=0
-        ) as navigated:
-            await self.page.evaluate(harness.MOUNT_FRAME_JS, token + "index.html")
-        frame = await navigated.value
-        await frame.wait_for_load_state("domcontentloaded", timeout=0)
-        await frame.evaluate("window.__wc.finished")
-        state = await frame.evaluate("window.__wc.read()")
-        png = base64.b64decode(state["png"].split(",", 1)[1]) if state["png"] else None
-        return Outcome(
-            png=png,
-            width=state["w"],
-            height=state["h"],
-            reason=state["reason"],
-            errors=[TOKEN.sub("/", e)[:500] for e in state["errors"]][:20],
-            draw_ms=state["drawMs"],
-            blocked=list(self.blocked),
-        )
+        watch = self.watch
+        watch.begin(token)
+        self._frame = None
+        await self.page.evaluate(harness.MOUNT_FRAME_JS, token + "index.html")
+        await self._until(watch.world)
+        self._frame = next((frame for frame in self.page.frames if token in frame.url), None)
+        finished = asyncio.ensure_future(watch.evaluate(f"__wcWatch.finished({json.dumps(mark)})"))
+        trouble = asyncio.ensure_future(watch.trouble.wait())
+        try:
+            await self._until(asyncio.wait({finished, trouble}, return_when=asyncio.FIRST_COMPLETED))
+            if not finished.done() and not watch.navigations:
+                await self._until(asyncio.wait({finished}, timeout=ERROR_GRACE_S))
+        finally:
+            finished.cancel()
+            trouble.cancel()
+        if finished.done() and not finished.cancelled():
+            finished.exception()  # its world may have gone (a navigation): _read reports that, asyncio need not
+        outcome = Outcome(None, 0, 0, None, watch.errors, None, [])
+        if watch.navigations:
+            outcome.fault, outcome.fault_detail = (
+                "navigation",
+                f"the sketch navigated its frame to {watch.navigations[0]}",
+            )
+        else:
+            await self._read(outcome, mark, size)
+        outcome.errors = list(watch.errors)
+        outcome.blocked = self.blocked + watch.attempts + outcome.blocked
+        return outcome
+
+    async def _read(self, outcome: Outcome, mark: str, size: int) -> None:
+        """Fill `outcome` from the isolated world; what the sketch broke there is a `readback` fault, not a crash."""
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            state = await self._until(self.watch.evaluate(f"__wcWatch.read({json.dumps(mark)}, {int(size)})"))
+            outcome.reason, outcome.draw_ms = state["reason"], state["drawMs"]
+            outcome.width, outcome.height = state["w"], state["h"]
+            outcome.blocked = list(state["hints"]) + await self._until(self.watch.child_hints())
+            if state["oversize"]:
+                outcome.fault = "oversize"
+                outcome.fault_detail = f"the canvas is {state['w']}x{state['h']}; the limit is {size}x{size}"
+            elif state["reason"] not in (None, "no setup or draw") and not state["canvas"]:
+                outcome.fault = "readback"
+                outcome.fault_detail = (
+                    "the finish mark named no canvas in the document (p5's canvas was replaced or removed)"
+                )
+            elif state["png"]:
+                png = base64.b64decode(state["png"].split(",", 1)[1], validate=True)
+                if max(png_size(png)) > size:
+                    raise ValueError(f"the PNG is {png_size(png)}, over {size}x{size}")
+                outcome.png = png
+        except PageCrashed:
+            raise
+        except (PlaywrightError, RuntimeError, ValueError, binascii.Error, KeyError, TypeError, IndexError) as error:
+            if self.crashed or not self.browser.is_connected():
+                raise
+            outcome.png, outcome.fault, outcome.fault_detail = None, "readback", f"readback failed: {error}"[:500]
 
     async def close(self) -> None:
         await self.context.close()

@@ -5,9 +5,12 @@ SwiftShader flags make Chromium treat SwiftShader as a GPU and rasterise p5.brus
 through it, which costs 15-80 s per sketch; this recipe paints the same pictures in about a second
 (docs/rendering.md has the measurements).
 
-Sketch faults (a timeout, a crashed page, script errors) come back in the RenderResult; faults of the
-renderer itself raise RendererUnavailable. A slot whose sketch timed out or crashed is closed and replaced
-in the background, so the caller gets its result at the deadline, not after the clean-up.
+Sketch faults (a timeout, a crashed page, script errors, a navigation, a broken readback, an oversize
+canvas, any other error the sketch provokes in the harness while its browser lives) come back in the
+RenderResult; only faults of the renderer itself (no browser, a browser that died) raise RendererUnavailable.
+Every render returns its slot or retires it, whatever happens, a caller's cancellation included. A retired
+slot is closed and replaced in the background, so the caller gets its result at the deadline, not after the
+clean-up. Chromium runs in an empty network namespace unless `isolate_network=False` (renderers/isolation.py).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from renderers.assets import library
-from renderers.page import Slot
+from renderers.isolation import offline_launch
+from renderers.page import PageCrashed, Slot
 from watercolour.records import RenderResult
 
 
@@ -44,6 +48,10 @@ COMMON_FLAGS = [
     "--proxy-server=127.0.0.1:9",
     "--host-resolver-rules=MAP * ~NOTFOUND",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    # Keep the sketch's sandboxed frame in its host page's renderer process (Chromium 156 isolates sandboxed
+    # frames by default): the slot's DevTools session then sees the frame's errors, navigations and isolated
+    # world from its first script on, and no renderer process is spawned per render.
+    "--disable-features=IsolateSandboxedIframes",
 ]
 # Seconds a dead slot's context gets to close before its whole browser is killed instead.
 CLOSE_GRACE_S = 5.0
@@ -69,6 +77,7 @@ class BrowserPool:
     flags: list[str] = field(default_factory=lambda: list(FAST_FLAGS))
     executable: str = CHROMIUM
     recycle_after: int = 200  # renders per slot; Chromium's RSS grows ~2.9 MB per render in one page
+    isolate_network: bool = True  # False: the request router alone stands between a sketch and the network
 
     def __post_init__(self) -> None:
         self._playwright: Any = None
@@ -77,6 +86,7 @@ class BrowserPool:
         self._free: asyncio.Queue[tuple[int, Slot | None]] = asyncio.Queue()
         self._cleanups: set[asyncio.Task] = set()
         self._libraries = {name: library(name)[1] for name in ("p5", "p5.brush")}
+        self._launcher: tuple[str, dict[str, str]] = (self.executable, {})
 
     async def __aenter__(self) -> BrowserPool:
         await self.start()
@@ -90,6 +100,11 @@ class BrowserPool:
 
         if not os.path.exists(self.executable):
             raise RendererUnavailable(f"Chromium not found at {self.executable}: run `make setup`")
+        if self.isolate_network:
+            try:
+                self._launcher = offline_launch(self.executable)
+            except RuntimeError as error:
+                raise RendererUnavailable(str(error)) from error
         self._playwright = await async_playwright().start()
         self._locks = [asyncio.Lock() for _ in range(self.browsers)]
         self._browsers = list(await asyncio.gather(*(self._launch() for _ in range(self.browsers))))
@@ -111,10 +126,11 @@ class BrowserPool:
         args = COMMON_FLAGS + self.flags + [f"--js-flags=--max-old-space-size={self.heap_mb}"]
         # One llvmpipe thread per GPU process: the pool already keeps every core busy with its own browsers,
         # and LP_NUM_THREADS=1 measured as fast or faster at 2x2 (docs/rendering.md).
-        env = {**os.environ, "LP_NUM_THREADS": "1"}
+        executable, extra_env = self._launcher
+        env = {**os.environ, "LP_NUM_THREADS": "1", **extra_env}
         try:
             return await self._playwright.chromium.launch(
-                executable_path=self.executable, headless=True, args=args, env=env
+                executable_path=executable, headless=True, args=args, env=env
             )
         except Exception as error:
             raise RendererUnavailable(
@@ -161,50 +177,58 @@ class BrowserPool:
         task.add_done_callback(self._cleanups.discard)
 
     async def render(self, source: str, seed: int = 0, size: int = 600) -> RenderResult:
-        """Run `source` in a fresh frame and read its WEBGL canvas back at `size`x`size` pixels."""
-        from playwright.async_api import Error as PlaywrightError
-
+        """Run `source` in a fresh frame and read its WEBGL canvas back at `size`x`size` pixels at most."""
         assert self._playwright is not None, "BrowserPool.start() was not called"
         for attempt in range(2):
             index, slot = await self._take()
             started = time.perf_counter()
             try:
                 outcome = await asyncio.wait_for(slot.run(source, seed, size), timeout=self.deadline_s)
+                result = outcome.result(seed, _ms(started))
             except TimeoutError:
                 self._retire(index, slot)
-                return RenderResult(
-                    ok=False,
-                    seed=seed,
-                    timed_out=True,
-                    blocked_requests=slot.blocked,
-                    render_ms=_ms(started),
-                    errors=[f"the sketch did not finish within the {self.deadline_s:g} s deadline"],
-                )
-            except PlaywrightError as error:
+                reason = f"the sketch did not finish within the {self.deadline_s:g} s deadline"
+                return _failure(slot, seed, started, timed_out=True, errors=[reason])
+            except BaseException as error:  # the slot's state is unknown after any other exit: never reuse it
                 self._retire(index, slot)
-                if not slot.browser.is_connected() and attempt == 0:
-                    continue  # the browser died under us, not the sketch: once more on a fresh one
-                if slot.browser.is_connected() and _is_crash(slot, error):
-                    return RenderResult(
-                        ok=False,
-                        seed=seed,
-                        crashed=True,
-                        blocked_requests=slot.blocked,
-                        render_ms=_ms(started),
-                        errors=[f"the page crashed (heap cap {self.heap_mb} MB, or a runaway sketch): {error}"[:500]],
-                    )
-                raise RendererUnavailable(f"render failed in the harness: {error}") from error
+                if not isinstance(error, Exception):
+                    raise  # cancelled by the caller
+                if not slot.browser.is_connected():
+                    if attempt == 0:
+                        continue  # the browser died under us, not the sketch: once more on a fresh one
+                    raise RendererUnavailable(
+                        "Chromium died twice in a row while rendering: check memory and `dmesg`"
+                    ) from error
+                if _is_crash(slot, error):
+                    reason = f"the page crashed (heap cap {self.heap_mb} MB, or a runaway sketch): {error}"
+                    return _failure(slot, seed, started, crashed=True, errors=[reason[:500]])
+                # The browser lives and its page did not crash, so the sketch, the only input that differs
+                # between renders, broke the harness (a frame it tore down, a reply it corrupted): its fault.
+                # A bug of the harness itself would fail good sketches too, which the tests render.
+                return _failure(
+                    slot, seed, started, fault="harness", fault_detail=f"{type(error).__name__}: {error}"[:500]
+                )
             if slot.renders >= self.recycle_after:
                 self._retire(index, slot)
             else:
                 self._free.put_nowait((index, slot))
-            return outcome.result(seed, _ms(started))
-        raise RendererUnavailable("Chromium died twice in a row while rendering: check memory and `dmesg`")
+            return result
+        raise AssertionError("unreachable: the second attempt returns or raises")
+
+
+def _failure(slot: Slot, seed: int, started: float, **update) -> RenderResult:
+    """A render that ended without an outcome, with the attempts the slot saw until then."""
+    blocked = slot.blocked + (slot.watch.attempts if slot.watch else [])
+    return RenderResult(ok=False, seed=seed, blocked_requests=blocked, render_ms=_ms(started), **update)
 
 
 def _is_crash(slot: Slot, error: Exception) -> bool:
+    from playwright.async_api import Error as PlaywrightError
+
+    if slot.crashed or isinstance(error, PageCrashed):
+        return True
     message = str(error).lower()
-    return slot.crashed or "crash" in message or "detached" in message or "closed" in message
+    return isinstance(error, PlaywrightError) and any(word in message for word in ("crash", "detached", "closed"))
 
 
 def _ms(started: float) -> float:

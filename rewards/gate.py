@@ -22,8 +22,12 @@ records a dead letter and the rollout's reward is None.
 | `no_painting_calls` | static | no `brush.endShape` or `brush.circle` call anywhere |
 | `render_timeout` | render | the page ran past the pool's deadline and was killed |
 | `render_crashed` | render | the page crashed (the heap cap, a runaway sketch) |
-| `no_canvas` | render | the page finished without a canvas to read back |
-| `network_attempt` | render | the page attempted a network request (all are aborted) |
+| `no_canvas` | render | the page finished without a canvas to read back (and without another fault or error) |
+| `navigation` | render | the sketch navigated its frame (reloaded it, or sent it to another address) |
+| `readback_failed` | render | the picture could not be read from the canvas the harness knows as the sketch's |
+| `oversize_picture` | render | the canvas is larger than the requested size (`pixelDensity` after `createCanvas`) |
+| `render_fault` | render | the sketch broke the render harness some other way while its browser lived |
+| `network_attempt` | render | the page attempted a network connection: a request, a WebSocket, WebRTC, a link hint |
 | `runtime_error` | render | an uncaught error, a rejected promise or a console error |
 | `blank_canvas` | render | paint coverage below `coverage_floor` |
 """
@@ -123,12 +127,27 @@ async def gate(completion: str, pool: Renderer, seed: int = 0, settings: GateSet
     )
 
 
+# The renderer's fault kinds (RenderResult.fault) and the violation code each one is.
+FAULT_CODES = {
+    "navigation": "navigation",
+    "readback": "readback_failed",
+    "oversize": "oversize_picture",
+    "harness": "render_fault",
+}
+
+
 def runtime_violations(render: RenderResult, coverage_floor: float) -> dict[str, list[str]]:
     """Violation code -> reasons, for what the page did."""
+    unexplained = not (render.ok or render.timed_out or render.crashed or render.fault or render.errors)
     details = {
         "render_timeout": ["killed at the pool's deadline"] if render.timed_out else [],
         "render_crashed": ["the page crashed"] if render.crashed else [],
-        "no_canvas": ["no canvas to read back"] if not (render.ok or render.timed_out or render.crashed) else [],
+        "no_canvas": ["no canvas to read back"] if unexplained else [],
+        **(
+            {FAULT_CODES.get(render.fault, "render_fault"): [render.fault_detail or render.fault]}
+            if render.fault
+            else {}
+        ),
         "network_attempt": render.blocked_requests,
         "runtime_error": render.errors,
         "blank_canvas": [f"coverage {render.coverage:.4f} < {coverage_floor}"]

@@ -29,6 +29,13 @@ class RenderResult(BaseModel):
     blocked_requests: list[str] = Field(default_factory=list, description="Network requests the page attempted.")
     render_ms: float = Field(default=0.0, description="Wall time from submit to PNG, queueing excluded.")
     draw_ms: float | None = Field(default=None, description="In-page time from sketch start to last frame.")
+    fault: str | None = Field(
+        default=None,
+        description="A fault the sketch caused in the render path: 'navigation' (it left its frame), 'readback' "
+        "(its picture could not be read), 'oversize' (its canvas exceeds the requested size), 'harness' (it broke "
+        "the harness otherwise). A gate failure, never an infrastructure fault.",
+    )
+    fault_detail: str = Field(default="", description="What the fault was, for people.")
 
     def summary(self) -> dict:
         """Everything but the PNG bytes, for JSON lines and logs."""

@@ -1,0 +1,174 @@
+"""What a render's frame did, heard from outside its realm: DevTools protocol events on the slot's page.
+
+Errors, navigations and WebRTC attempts come from the protocol, not from an in-page collector, so a sketch
+that replaces `console.error`, `window.onerror` or any harness object changes nothing here. Events are kept
+only for the render's own frame and the frames it creates, so a late event of the previous render (its frame
+is removed before the next is mounted) is not blamed on the next sketch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from renderers import harness
+
+
+# Each render's files live under a random token; texts drop it so equal sketches report equal errors.
+TOKEN = re.compile(r"/r/[0-9a-f]{32}/")
+MAX_ERRORS = 20
+MAX_TEXT = 500
+# Child frames whose link hints are read: a sketch that floods frames should not buy itself protocol calls.
+MAX_CHILD_FRAMES = 8
+
+
+def _describe(details: dict) -> str:
+    """An exception as the old in-page collector wrote it: its first two stack lines on one line."""
+    thrown = details.get("exception") or {}
+    text = thrown.get("description") or str(thrown.get("value", details.get("text", "unknown error")))
+    text = " ".join(text.split("\n")[:2])
+    kind = "unhandled rejection" if "(in promise)" in details.get("text", "") else "uncaught"
+    return f"{kind}: {text}"
+
+
+def _console_text(event: dict) -> str:
+    parts = [str(arg.get("value", arg.get("description", arg.get("type")))) for arg in event.get("args", [])]
+    return "console: " + " ".join(parts)
+
+
+class RenderWatch:
+    """Listens on one slot's DevTools session; `begin(token)` starts a render's record.
+
+    `trouble` is set by an uncaught error or a navigation, either of which can keep the finish mark from coming.
+    """
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self._contexts: dict[int, str] = {}  # execution context id -> frame id
+        self._worlds: dict[str, int] = {}  # frame id -> id of its watcher's isolated world
+        self.token = ""
+        self.frame_id: str | None = None
+        self.frames: set[str] = set()
+        self.errors: list[str] = []
+        self.attempts: list[str] = []
+        self.navigations: list[str] = []
+        self.trouble = asyncio.Event()
+        self.world: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def start(self) -> None:
+        for event, handler in {
+            "Runtime.executionContextCreated": self._on_context,
+            "Runtime.executionContextDestroyed": self._on_context_gone,
+            "Runtime.exceptionThrown": self._on_exception,
+            "Runtime.consoleAPICalled": self._on_console,
+            "Runtime.bindingCalled": self._on_binding,
+            "Page.frameAttached": self._on_attached,
+            "Page.frameNavigated": self._on_navigated,
+            "Page.frameRequestedNavigation": self._on_requested,
+        }.items():
+            self.session.on(event, handler)
+        await self.session.send("Page.enable")
+        await self.session.send("Runtime.enable")
+        await self.session.send("Runtime.addBinding", {"name": harness.ATTEMPT_BINDING})
+        await self.session.send("Page.addScriptToEvaluateOnNewDocument", {"source": harness.TRIPWIRE_JS})
+        await self.session.send(
+            "Page.addScriptToEvaluateOnNewDocument", {"source": harness.WATCH_JS, "worldName": harness.WORLD}
+        )
+
+    def begin(self, token: str) -> None:
+        """Forget the previous render; events from now on belong to the frame that loads `token`."""
+        self.token = token
+        self._contexts.clear()  # the previous frame's contexts are gone with it; no need to grow for 200 renders
+        self._worlds.clear()
+        self.frame_id = None
+        self.frames = set()
+        self.errors, self.attempts, self.navigations = [], [], []
+        self.trouble = asyncio.Event()
+        self.world = asyncio.get_running_loop().create_future()
+
+    async def evaluate(self, expression: str, context_id: int | None = None) -> Any:
+        """Evaluate in the render frame's isolated world (or another); a JavaScript exception raises RuntimeError."""
+        context_id = context_id or self.world.result()
+        reply = await self.session.send(
+            "Runtime.evaluate",
+            {"expression": expression, "contextId": context_id, "awaitPromise": True, "returnByValue": True},
+        )
+        if "exceptionDetails" in reply:
+            raise RuntimeError(_describe(reply["exceptionDetails"]))
+        return reply["result"].get("value")
+
+    async def child_hints(self) -> list[str]:
+        """Link hints recorded by the watchers of frames the sketch created inside its own."""
+        from playwright.async_api import Error as PlaywrightError
+
+        hints: list[str] = []
+        for frame in sorted(self.frames - {self.frame_id})[:MAX_CHILD_FRAMES]:
+            try:
+                hints += await self.evaluate("__wcWatch.hints()", self._worlds[frame])
+            except (KeyError, PlaywrightError, RuntimeError):  # a child frame gone, or never given a world
+                continue
+        return hints
+
+    def _mine(self, context_id: int | None) -> bool:
+        return self._contexts.get(context_id or -1) in self.frames
+
+    def _on_context(self, event: dict) -> None:
+        context = event["context"]
+        frame = context.get("auxData", {}).get("frameId")
+        self._contexts[context["id"]] = frame
+        if context["name"] == harness.WORLD:
+            self._worlds[frame] = context["id"]
+            self._resolve_world()
+
+    def _on_context_gone(self, event: dict) -> None:
+        self._worlds = {frame: world for frame, world in self._worlds.items() if world != event["executionContextId"]}
+
+    def _resolve_world(self) -> None:
+        if self.frame_id in self._worlds and not self.world.done():
+            self.world.set_result(self._worlds[self.frame_id])
+
+    def _on_attached(self, event: dict) -> None:
+        if event.get("parentFrameId") in self.frames:
+            self.frames.add(event["frameId"])
+
+    def _on_navigated(self, event: dict) -> None:
+        frame = event["frame"]
+        if self.frame_id is None and self.token and self.token in frame["url"] and frame.get("parentId"):
+            self.frame_id = frame["id"]
+            self.frames.add(frame["id"])
+            self._resolve_world()
+        elif frame["id"] == self.frame_id:
+            self._navigation(frame["url"])
+
+    def _on_requested(self, event: dict) -> None:
+        if event["frameId"] == self.frame_id:
+            self._navigation(event.get("url", ""))
+
+    def _navigation(self, url: str) -> None:
+        self.navigations.append(TOKEN.sub("/", url)[:200])
+        self.trouble.set()
+
+    def _on_exception(self, event: dict) -> None:
+        details = event["exceptionDetails"]
+        if self._mine(details.get("executionContextId")):
+            self._error(_describe(details))
+            self.trouble.set()  # p5 stops at an uncaught error: the finish mark may never come
+
+    def _on_console(self, event: dict) -> None:
+        if event["type"] in ("error", "assert") and self._mine(event.get("executionContextId")):
+            self._error(_console_text(event))
+
+    def _error(self, text: str) -> None:
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.append(TOKEN.sub("/", text)[:MAX_TEXT])
+
+    def _on_binding(self, event: dict) -> None:
+        if event["name"] != harness.ATTEMPT_BINDING or not self._mine(event.get("executionContextId")):
+            return
+        kind, _, payload = event["payload"].partition(" ")
+        if kind == "error":
+            self._error(payload)
+            self.trouble.set()
+        else:
+            self.attempts.append(payload[:200])

@@ -1,0 +1,3 @@
+// expect: navigation
+// Sends its own frame to another address after creating its canvas.
+function setup() { createCanvas(60, 60, WEBGL); location.href = "http://elsewhere.test/"; }

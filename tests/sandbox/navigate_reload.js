@@ -1,0 +1,3 @@
+// expect: navigation
+// Reloads its frame, hoping for a second, different run.
+function setup() { createCanvas(60, 60, WEBGL); location.reload(); }

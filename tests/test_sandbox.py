@@ -1,0 +1,201 @@
+"""Hostile sketches against the renderer's sandbox: forged pictures, egress, blame, bounded work.
+
+Each fixture in tests/sandbox/ names its expected render-stage verdict on its first line (`// expect: codes`,
+`// expect: pass`, or `// expect: any_of codes`). They use APIs the static check refuses, so they are rendered
+directly and judged with `runtime_violations`: the renderer must hold even against a sketch the static
+check would have let through by mistake. All run on a one-slot pool, so a lost slot stalls the next render,
+while real TCP and UDP listeners on 127.0.0.1 wait for a packet that must never come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from renderers import BrowserPool
+from rewards.gate import GateSettings, runtime_violations
+from watercolour.records import RenderResult
+
+
+FIXTURES = Path(__file__).parent / "sandbox"
+NAMES = sorted(path.name for path in FIXTURES.glob("*.js"))
+# Two fixtures run into it on purpose; a good sketch on the loaded two-core test machine needs ~2 s.
+DEADLINE_S = 6.0
+FLOOR = GateSettings().coverage_floor
+
+
+class Listeners:
+    """A TCP and a UDP socket on 127.0.0.1 that count every connection and datagram they get."""
+
+    def __init__(self) -> None:
+        self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.arrived: list[str] = []
+        self._open = True
+        self._threads = [threading.Thread(target=self._serve, args=(s,), daemon=True) for s in (self.tcp, self.udp)]
+        for thread in self._threads:
+            thread.start()
+
+    def _serve(self, sock: socket.socket) -> None:
+        sock.settimeout(0.1)
+        while self._open:
+            try:
+                if sock.type == socket.SOCK_STREAM:
+                    connection, peer = sock.accept()
+                    connection.close()
+                else:
+                    _, peer = sock.recvfrom(4096)
+            except (TimeoutError, OSError):
+                continue
+            self.arrived.append(f"{'tcp' if sock.type == socket.SOCK_STREAM else 'udp'} from {peer}")
+
+    def source(self, name: str) -> str:
+        text = (FIXTURES / name).read_text()
+        return text.replace("{TCP}", str(self.tcp.getsockname()[1])).replace("{UDP}", str(self.udp.getsockname()[1]))
+
+    def close(self) -> None:
+        self._open = False
+        for thread in self._threads:
+            thread.join()
+        self.tcp.close()
+        self.udp.close()
+
+
+def expectation(name: str) -> tuple[str, set[str]]:
+    """('pass' | 'all' | 'any_of', codes) from the fixture's first line."""
+    words = (FIXTURES / name).read_text().splitlines()[0].removeprefix("// expect:").split()
+    if words == ["pass"]:
+        return "pass", set()
+    if words[0] == "any_of":
+        return "any_of", set(words[1:])
+    return "all", set(words)
+
+
+def meets(name: str, render: RenderResult) -> bool:
+    kind, codes = expectation(name)
+    found = set(runtime_violations(render, FLOOR))
+    return {"pass": not found, "all": bool(codes) and codes <= found, "any_of": bool(codes & found)}[kind]
+
+
+@pytest.fixture(scope="module")
+def listeners():
+    server = Listeners()
+    yield server
+    server.close()
+
+
+@pytest_asyncio.fixture(scope="module")
+async def one_slot():
+    async with BrowserPool(browsers=1, pages_per_browser=1, deadline_s=DEADLINE_S) as pool:
+        yield pool
+
+
+def test_there_are_at_least_20_hostile_fixtures_each_with_a_verdict():
+    assert len(NAMES) >= 20
+    assert all(expectation(name)[0] == "pass" or expectation(name)[1] for name in NAMES)
+
+
+@pytest.mark.browser
+async def test_every_hostile_sketch_gets_its_verdict_no_packet_leaves_and_a_good_sketch_renders_after(
+    one_slot, listeners, flower_sketch
+):
+    wrong = {}
+    for name in NAMES:
+        render = await one_slot.render(listeners.source(name))
+        if not meets(name, render):
+            wrong[name] = (sorted(runtime_violations(render, FLOOR)), render.fault_detail, render.errors[:2])
+    assert wrong == {}
+    good = await one_slot.render(flower_sketch, seed=1)
+    assert good.ok and good.finished and runtime_violations(good, FLOOR) == {}
+    await asyncio.sleep(0.5)  # a STUN retry or a late preconnect would arrive by now
+    assert listeners.arrived == []
+    await asyncio.gather(*one_slot._cleanups)
+    assert one_slot._free.qsize() == 1  # the one slot is back, neither lost nor duplicated
+
+
+@pytest.mark.browser
+async def test_without_the_namespace_webrtc_reaches_the_listener(listeners):
+    # The control for the test above: the router and the launch flags alone let STUN out, so its listeners work.
+    async with BrowserPool(browsers=1, pages_per_browser=1, deadline_s=DEADLINE_S, isolate_network=False) as pool:
+        render = await pool.render(listeners.source("egress_webrtc_stun_udp.js"))
+    await asyncio.sleep(0.5)
+    assert any(line.startswith("udp") for line in listeners.arrived)
+    assert "network_attempt" in runtime_violations(render, FLOOR)
+    listeners.arrived.clear()
+
+
+@pytest.mark.browser
+async def test_chromium_runs_in_a_network_namespace_of_its_own(one_slot):
+    namespaces = set()
+    for pid in _chromium_pids():
+        try:
+            namespaces.add(os.readlink(f"/proc/{pid}/ns/net"))
+        except OSError:  # a helper process that has just exited
+            continue
+    assert namespaces and os.readlink("/proc/self/ns/net") not in namespaces
+
+
+@pytest.mark.browser
+async def test_a_cancelled_render_gives_its_slot_back(one_slot):
+    spinning = asyncio.ensure_future(one_slot.render("function setup() { while (true) {} }"))
+    await asyncio.sleep(1.0)
+    spinning.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await spinning
+    after = await asyncio.wait_for(one_slot.render("function setup() { createCanvas(50, 50, WEBGL); }"), 20)
+    assert after.ok and after.finished
+
+
+@pytest.mark.parametrize(
+    ("fault", "code"),
+    [("navigation", "navigation"), ("readback", "readback_failed"), ("oversize", "oversize_picture")]
+    + [("harness", "render_fault")],
+)
+def test_each_sketch_fault_is_a_gate_failure_with_its_own_code(fault, code):
+    found = runtime_violations(RenderResult(ok=False, fault=fault, fault_detail="what happened"), FLOOR)
+    assert found == {code: ["what happened"]}
+
+
+def _chromium_pids() -> list[int]:
+    """Chromium processes descended from this test process."""
+    parents: dict[int, tuple[int, bytes]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            parents[int(stat.parent.name)] = (ppid, (stat.parent / "cmdline").read_bytes())
+        except (OSError, ValueError):
+            continue
+    mine = {os.getpid()}
+    for _ in range(6):
+        mine |= {pid for pid, (ppid, _) in parents.items() if ppid in mine}
+    return [pid for pid in mine if b"chromium" in parents.get(pid, (0, b""))[1]]
+
+
+@pytest.mark.browser
+async def test_patching_every_harness_dependency_changes_nothing_but_the_sketch_s_own_painting(
+    one_slot, flower_sketch
+):
+    # Everything the old in-page readback trusted, and everything the probe uses, replaced before setup.
+    prelude = """
+    const forged = document.createElement("canvas");
+    HTMLCanvasElement.prototype.toDataURL = () => "data:image/png;base64,AAAA";
+    Element.prototype.setAttribute = () => {};
+    Element.prototype.removeAttribute = () => {};
+    Document.prototype.getElementById = () => forged;
+    Document.prototype.querySelector = () => forged;
+    window.MutationObserver = function () { return { observe() {}, disconnect() {} }; };
+    Reflect.apply = () => {};
+    JSON.stringify = () => "{}";
+    console.error = () => {};
+    window.__wcWatch = { read: () => ({}) };
+    """
+    clean, patched = [await one_slot.render(source, seed=5) for source in (flower_sketch, prelude + flower_sketch)]
+    assert clean.ok and patched.ok and patched.errors == []
+    assert patched.png == clean.png
