@@ -2,8 +2,8 @@
 
 `watercolour.sketch` asks one question of it: does this identifier refer to something the sketch itself
 declared (a helper named `circle`), or to a global (p5's `circle`)? Scopes are blocks, functions, loops and
-catch clauses; `var` is kept to its block rather than hoisted to its function, which can only make a name
-look undeclared (and so be checked) more often, never less.
+catch clauses and class expressions; `var` is kept to its block rather than hoisted to its function, which can
+only make a name look undeclared (and so be checked) more often, never less.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from tree_sitter import Node
 
 SCOPES = frozenset(
     "program statement_block function_declaration function_expression generator_function_declaration "
-    "arrow_function method_definition for_statement for_in_statement catch_clause".split()
+    "arrow_function method_definition for_statement for_in_statement catch_clause class".split()
 )
 FUNCTIONS = frozenset({"function_expression", "arrow_function", "generator_function"})
 DECLARATIONS = frozenset(
@@ -62,8 +62,10 @@ def declarations(root: Node) -> Declarations:
             bind(_scope_of(node.parent), node.child_by_field_name("name"))
         if node.type in FUNCTIONS | {"function_declaration", "method_definition"}:
             bind(node, node.child_by_field_name("parameters") or node.child_by_field_name("parameter"))
-        if node.type in ("function_expression", "catch_clause"):
+        if node.type in ("function_expression", "catch_clause", "class"):
             bind(node, node.child_by_field_name("name") or node.child_by_field_name("parameter"))
+        if node.type == "for_in_statement" and node.child_by_field_name("kind") is not None:
+            bind(node, node.child_by_field_name("left"))  # for (const [t, w] of outline): the loop's own names
     return declared
 
 

@@ -33,29 +33,21 @@ import tree_sitter_javascript
 from tree_sitter import Language, Node, Parser
 
 from watercolour.js_scope import FUNCTIONS, Declarations, declarations, descendants, is_declared, node_text
-from watercolour.prompt import ALLOWLIST
-
-
-PRIMITIVES = frozenset(
-    "arc ellipse circle line point quad rect square triangle bezier curve spline beginShape endShape vertex "
-    "bezierVertex quadraticVertex curveVertex splineVertex beginContour endContour image plane box sphere "
-    "cylinder cone ellipsoid torus model updatePixels".split()
+from watercolour.prompt import ALLOWLIST, JS_NAMESPACES
+from watercolour.sketch_names import (
+    EXTERNAL_NAMES,
+    EXTERNAL_PROPERTIES,
+    GLOBAL_OBJECTS,
+    GLOBAL_ONLY_PROPERTIES,
+    PERMITTED_FUNCTIONS,
+    PRIMITIVES,
+    REFLECTIVE_PROPERTIES,
+    TEXT_CALLS,
+    TIMERS,
+    Role,
+    global_use,
 )
-TEXT_CALLS = frozenset("text textToPoints textToContours textToModel fillText strokeText".split())
-EXTERNAL_NAMES = frozenset(
-    "loadImage loadBytes loadBlob loadJSON loadStrings loadTable loadXML loadModel loadFont loadShader "
-    "loadFilterShader loadSound httpGet httpPost httpDo createImg createVideo createAudio createCapture "
-    "createElement createA createP createDiv createSpan createButton createInput createFileInput select selectAll "
-    "fetch importScripts eval Function XMLHttpRequest WebSocket EventSource Worker SharedWorker Image Audio "
-    "RTCPeerConnection BroadcastChannel document navigator localStorage sessionStorage indexedDB caches".split()
-)
-# Property names that write markup, leave the page or reach the Function constructor, on any object.
-EXTERNAL_PROPERTIES = frozenset(
-    "innerHTML outerHTML insertAdjacentHTML srcdoc sendBeacon cookie constructor __proto__".split()
-)
-GLOBAL_OBJECTS = frozenset("window globalThis self frames parent top opener".split())
-GLOBAL_ONLY_PROPERTIES = frozenset({"location", "open", "brush"})  # fine on your own objects, not on window
-TIMERS = frozenset({"setTimeout", "setInterval"})
+from watercolour.source_hazards import character_hazards, html_comment_hazards
 
 
 @dataclass
@@ -73,6 +65,9 @@ class SketchInventory:
     text_drawing: list[str] = field(default_factory=list)
     external_access: list[str] = field(default_factory=list)
     computed_access: list[str] = field(default_factory=list)
+    unlisted_names: list[str] = field(default_factory=list)  # globals and uses the prompt does not permit
+    global_writes: list[str] = field(default_factory=list)
+    ambiguous_source: list[str] = field(default_factory=list)  # where tree-sitter and V8 may disagree
     syntax_error_lines: list[int] = field(default_factory=list)
     truncated: bool = False
 
@@ -118,42 +113,63 @@ def inventory(source: str, allowlist: tuple[str, ...] = ALLOWLIST) -> SketchInve
     """Parse `source` and list its definitions, brush calls and every rule breach in the module docstring."""
     code = source.encode("utf-8", "replace")
     root = Parser(_language()).parse(code).root_node
-    found = SketchInventory()
+    found = SketchInventory(ambiguous_source=character_hazards(source))
     _entry_points(root, found)
     declared = declarations(root)
     end_of_code = len(code.rstrip())
     canvases: list[bool] = []
+    inert: list[tuple[int, int]] = []  # byte ranges of comments and strings
     stack = [root]
     while stack:  # iterative: a hostile source nests deeper than Python's recursion limit
         node = stack.pop()
         stack.extend(node.children)
+        kind = node.type
         if node.is_error or node.is_missing:
             if node.end_byte >= end_of_code:
                 found.truncated = True
             else:
                 found.syntax_error_lines.append(node.start_point.row + 1)
-        elif node.type == "call_expression":
+        elif kind == "call_expression":
             _call(node, found, declared, canvases)
-        elif node.type in ("identifier", "shorthand_property_identifier"):
+        elif kind in ("identifier", "shorthand_property_identifier"):
             _reference(node, found, declared)
-        elif node.type == "member_expression":
+        elif kind == "member_expression":
             _member(node, found)
-        elif node.type == "subscript_expression":
-            obj = node.child_by_field_name("object")
-            if obj is not None and (obj.type == "this" or _is_root_object(obj, declared)):
-                found.computed_access.append(_snippet(node))
-        elif node.type == "with_statement":
-            found.computed_access.append("with (...)")
-        elif node.type == "import_statement":
-            found.external_access.append("import")
-        elif node.type == "new_expression" and node_text(node.child_by_field_name("constructor")) == "p5":
+        elif kind == "subscript_expression":
+            _subscript(node, found, declared)
+        elif kind in ("comment", "string", "template_string", "regex"):
+            inert.append((node.start_byte, node.end_byte))
+            if kind != "comment" and REFLECTIVE_PROPERTIES & set(_decoded_words(node)):
+                found.external_access.append(
+                    f"a string naming {sorted(REFLECTIVE_PROPERTIES & set(_decoded_words(node)))[0]}"
+                )
+        elif kind == "this" and not _inside_class(node):
+            found.unlisted_names.append("this: outside a class it is the page's global object")
+        elif kind in ("with_statement", "debugger_statement", "meta_property", "html_comment"):
+            _construct(node, found)
+        elif kind in ("import_statement", "export_statement"):
+            found.external_access.append(kind.removesuffix("_statement"))
+        elif kind == "new_expression" and node_text(node.child_by_field_name("constructor")) == "p5":
             found.bare_primitives.append("new p5")
+    found.ambiguous_source += html_comment_hazards(code, inert)
     found.webgl = bool(canvases) and all(canvases)
     found.outside_allowlist = sorted(found.brush_members - set(allowlist))
     found.syntax_error_lines = sorted(set(found.syntax_error_lines))
-    for name in ("bare_primitives", "text_drawing", "external_access", "computed_access"):
+    for name in LISTS:
         setattr(found, name, sorted(set(getattr(found, name))))
     return found
+
+
+LISTS = ("bare_primitives", "text_drawing", "external_access", "computed_access", "unlisted_names", "global_writes")
+
+
+def _construct(node: Node, found: SketchInventory) -> None:
+    if node.type == "with_statement":
+        found.computed_access.append("with (...)")
+    elif node.type == "html_comment":
+        found.ambiguous_source.append(f"an HTML-like comment on line {node.start_point.row + 1}")
+    else:
+        found.unlisted_names.append(f"{_snippet(node)}: not a construct the prompt permits")
 
 
 def _entry_points(root: Node, found: SketchInventory) -> None:
@@ -184,13 +200,6 @@ def _binds_function(node: Node) -> bool:
     return value is not None and value.type in FUNCTIONS
 
 
-def _is_root_object(node: Node, declared: Declarations) -> bool:
-    """`brush` or a global object, not rebound by the sketch."""
-    return (
-        node.type == "identifier" and node_text(node) in GLOBAL_OBJECTS | {"brush"} and not is_declared(node, declared)
-    )
-
-
 def _call(node: Node, found: SketchInventory, declared: Declarations, canvases: list[bool]) -> None:
     function, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
     if function is None:
@@ -215,26 +224,141 @@ def _call(node: Node, found: SketchInventory, declared: Declarations, canvases: 
         found.bare_primitives.append(name)
     elif name in TEXT_CALLS:
         found.text_drawing.append(name)
-    elif name in TIMERS and first is not None and first.type in ("string", "template_string", "binary_expression"):
+    elif name in TIMERS and first is not None and _unwrapped(first).type in _STRINGY:
         found.external_access.append(f"{name} with a string of code")
     elif name == "createCanvas" and args is not None:
         # WEBGL, p5.WEBGL or the constant's value, "webgl".
         canvases.append(any(node_text(a).split(".")[-1].strip("\"'").upper() == "WEBGL" for a in args.named_children))
 
 
+_STRINGY = frozenset({"string", "template_string", "binary_expression"})
+
+
+def _unwrapped(node: Node) -> Node:
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
 def _reference(node: Node, found: SketchInventory, declared: Declarations) -> None:
     name, parent = node_text(node), node.parent
     if name in EXTERNAL_NAMES:
         found.external_access.append(name)
-    elif name == "drawingContext" and not is_declared(node, declared):
+    if is_declared(node, declared) or parent is None:
+        return
+    role, member = _role(node)
+    violation = global_use(name, role, member)
+    if violation is not None:
+        code, detail = violation
+        (found.unlisted_names if code == "name_outside_allowlist" else found.global_writes).append(detail)
+    if name == "drawingContext":
         found.bare_primitives.append(name)
-    elif name == "location" and parent is not None and parent.type == "assignment_expression":
-        if parent.child_by_field_name("left") == node and not is_declared(node, declared):
-            found.external_access.append("location =")
-    elif _is_root_object(node, declared) and parent is not None:
-        static_member = parent.type == "member_expression" and parent.child_by_field_name("object") == node
-        if not static_member and parent.type != "subscript_expression":  # subscripts are reported on their own
-            found.computed_access.append(f"{name} used as a value")
+    elif name == "location" and role == "write":
+        found.external_access.append("location =")
+    elif name in PRIMITIVES | TEXT_CALLS and role not in ("call", "statement"):
+        found.unlisted_names.append(f"{name}: p5's own {name}, taken as a value")
+    elif name in GLOBAL_OBJECTS | {"brush"} and role != "member" and parent.type != "subscript_expression":
+        found.computed_access.append(f"{name} used as a value")
+    elif name == "p5" and role != "new" and member not in ("prototype", "instance"):
+        found.unlisted_names.append("p5: not one of the names the prompt permits")
+
+
+_PATTERNS = frozenset({"array_pattern", "object_pattern", "pair_pattern", "rest_pattern", "assignment_pattern"})
+
+
+def _role(node: Node) -> tuple[Role, str]:
+    """How the expression `node` is used by its parent, and the static member read from it if any."""
+    parent = node.parent
+    assert parent is not None
+    kind = parent.type
+    if kind == "member_expression" and parent.child_by_field_name("object") == node:
+        member = node_text(parent.child_by_field_name("property"))
+        return ("member_write" if _is_written(parent) else "member"), member
+    if kind == "call_expression" and parent.child_by_field_name("function") == node:
+        holder = parent.parent
+        if holder is not None and holder.type == "await_expression":
+            holder = holder.parent
+        return ("statement" if holder is not None and holder.type == "expression_statement" else "call"), ""
+    if kind == "new_expression" and parent.child_by_field_name("constructor") == node:
+        return "new", ""
+    return ("write" if _is_written(node) else "value"), ""
+
+
+def _is_written(node: Node) -> bool:
+    """Whether `node` is the target of an assignment, an update, a `delete` or a for-in/of loop head."""
+    while node.parent is not None and node.parent.type in _PATTERNS:
+        node = node.parent
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type in ("assignment_expression", "augmented_assignment_expression", "for_in_statement"):
+        return parent.child_by_field_name("left") == node
+    if parent.type == "update_expression":
+        return True
+    return parent.type == "unary_expression" and node_text(parent.child_by_field_name("operator")) == "delete"
+
+
+def _inside_class(node: Node) -> bool:
+    """Class code is strict, so `this` there is an instance or undefined, never the page's global object."""
+    parent = node.parent
+    while parent is not None and parent.type != "class_body":
+        parent = parent.parent
+    return parent is not None
+
+
+_ESCAPES = re.compile(r"\\(?:x([0-9a-fA-F]{2})|u\{([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|([0-7]{1,3})|(.))", re.S)
+
+
+def _decoded_words(node: Node) -> list[str]:
+    """The words a string or template literal spells once its escapes are decoded (`"\\x63onstructor"`)."""
+    text = (node.text or b"").decode("utf-8", "replace")
+
+    def decode(m: re.Match) -> str:
+        hexa = m.group(1) or m.group(2) or m.group(3)
+        if hexa:
+            return chr(min(int(hexa, 16), 0x10FFFF))
+        return chr(int(m.group(4), 8)) if m.group(4) else m.group(5)
+
+    return re.findall(r"[A-Za-z_$][\w$]*", _ESCAPES.sub(decode, text).lower())
+
+
+def _is_own_value(node: Node, declared: Declarations) -> bool:
+    """Whether a member chain starts from the sketch's own value (`a` in `a.b[c].d()[e]`, or the result of a
+    permitted maths call), rather than from a global, `this` outside a class or an expression it cannot follow."""
+    while True:
+        if node.type == "call_expression":
+            function = node.child_by_field_name("function")
+            if function is None:
+                return False
+            owner = function.child_by_field_name("object") if function.type == "member_expression" else function
+            if owner is not None and owner.type == "identifier" and not is_declared(owner, declared):
+                name = node_text(owner)
+                return name in PERMITTED_FUNCTIONS if owner == function else name in JS_NAMESPACES
+            node = function
+        elif node.type in ("member_expression", "subscript_expression", "parenthesized_expression"):
+            inner = node.child_by_field_name("object") if node.named_children else None
+            if node.type == "parenthesized_expression" and node.named_children:
+                inner = node.named_children[0]
+            if inner is None:
+                return False
+            node = inner
+        elif node.type == "identifier":
+            return is_declared(node, declared)
+        else:
+            return node.type in ("array", "object", "string", "template_string", "number") or (
+                node.type == "this" and _inside_class(node)
+            )
+
+
+def _subscript(node: Node, found: SketchInventory, declared: Declarations) -> None:
+    """Indexing is for the sketch's own arrays and objects, by keys that are not spelled as strings."""
+    obj, index = node.child_by_field_name("object"), node.child_by_field_name("index")
+    if obj is None:
+        return
+    if not _is_own_value(obj, declared):
+        found.computed_access.append(f"{_snippet(node)}: only the sketch's own arrays and objects may be indexed")
+    elif index is not None and descendants(index, {"string", "template_string"}):
+        found.computed_access.append(f"{_snippet(node)}: a key spelled as a string")
 
 
 def _member(node: Node, found: SketchInventory) -> None:

@@ -1,0 +1,93 @@
+"""Which global names a sketch may use, and how: the allowlist half of the static check.
+
+A sketch may name only what the prompt permits (`watercolour.prompt`: the ten brush methods, the p5 calls,
+maths and constants, a few JavaScript helpers) besides its own declarations. How a name is used matters as much
+as which: p5's setters return the p5 sketch object, so `translate(0, 0)._renderer` would reach plain p5 drawing;
+a namespace such as `Math` is safe member by member but not as a value (`const M = Object` would reach
+`getPrototypeOf`). `global_use` answers for one reference to a global; the families that have their own
+violation code (bare primitives, text, external access, computed access on `brush` and `window`) are decided
+in `watercolour.sketch`, and this module names everything else outside the list.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from watercolour.prompt import JS_CONSTANTS, JS_FUNCTIONS, JS_NAMESPACES, P5_CONSTANTS, P5_MATHS, P5_STATEMENTS
+
+
+PRIMITIVES = frozenset(
+    "arc ellipse circle line point quad rect square triangle bezier curve spline beginShape endShape vertex "
+    "bezierVertex quadraticVertex curveVertex splineVertex beginContour endContour image plane box sphere "
+    "cylinder cone ellipsoid torus model updatePixels".split()
+)
+TEXT_CALLS = frozenset("text textToPoints textToContours textToModel fillText strokeText".split())
+EXTERNAL_NAMES = frozenset(
+    "loadImage loadBytes loadBlob loadJSON loadStrings loadTable loadXML loadModel loadFont loadShader "
+    "loadFilterShader loadSound httpGet httpPost httpDo createImg createVideo createAudio createCapture "
+    "createElement createA createP createDiv createSpan createButton createInput createFileInput select selectAll "
+    "fetch importScripts eval Function XMLHttpRequest WebSocket EventSource Worker SharedWorker Image Audio "
+    "RTCPeerConnection BroadcastChannel document navigator localStorage sessionStorage indexedDB caches".split()
+)
+# Properties that lead from any value to the Function constructor, a caller's frame or a prototype's accessors.
+REFLECTIVE_PROPERTIES = frozenset(
+    "constructor __proto__ caller callee arguments __defineGetter__ __defineSetter__ __lookupGetter__ "
+    "__lookupSetter__".split()
+)
+# Property names that write markup or leave the page, on any object.
+EXTERNAL_PROPERTIES = REFLECTIVE_PROPERTIES | frozenset(
+    "innerHTML outerHTML insertAdjacentHTML srcdoc sendBeacon cookie".split()
+)
+GLOBAL_OBJECTS = frozenset("window globalThis self frames parent top opener".split())
+GLOBAL_ONLY_PROPERTIES = frozenset({"location", "open", "brush"})  # fine on your own objects, not on window
+TIMERS = frozenset({"setTimeout", "setInterval"})
+ENTRY_POINTS = frozenset({"setup", "draw"})
+# Globals whose misuse another violation code already reports (see `watercolour.sketch`).
+REPORTED_ELSEWHERE = PRIMITIVES | TEXT_CALLS | EXTERNAL_NAMES | GLOBAL_OBJECTS | {"brush", "drawingContext", "p5"}
+
+STATEMENTS = frozenset(P5_STATEMENTS)
+PERMITTED_FUNCTIONS = frozenset(P5_MATHS + JS_FUNCTIONS)
+CONSTANTS = frozenset(P5_CONSTANTS + JS_CONSTANTS)
+
+# How a reference is used: called as a statement, called for its value, constructed, read as an object's static
+# member (`member`), written (assigned, updated, deleted), or anything else (`value`).
+Role = Literal["statement", "call", "new", "member", "member_write", "write", "value"]
+Violation = tuple[Literal["name_outside_allowlist", "global_write"], str]
+
+
+def global_use(name: str, role: Role, member: str = "") -> Violation | None:
+    """The violation for one use of the global `name` (not declared by the sketch), or None if the prompt permits
+    it; `member` is the static property read when the role is `member` or `member_write`."""
+    if name in ENTRY_POINTS or (name in REPORTED_ELSEWHERE and name not in GLOBAL_OBJECTS):
+        return None
+    if name in GLOBAL_OBJECTS:
+        if role == "member_write" and member in ENTRY_POINTS:
+            return None  # window.setup = ...
+        if role in ("member", "member_write") and member not in EXTERNAL_NAMES | GLOBAL_ONLY_PROPERTIES | PRIMITIVES:
+            return "name_outside_allowlist", f"{name}.{member}: the page's globals are not part of the sketch"
+        return None  # `window` as a value and its dangerous members are computed or external access
+    if role in ("write", "member_write"):
+        what = f"{name}.{member}" if role == "member_write" else name
+        known = name in STATEMENTS | PERMITTED_FUNCTIONS | CONSTANTS | set(JS_NAMESPACES)
+        return "global_write", f"{what}: " + (
+            "a global of p5 or JavaScript may not be changed"
+            if known
+            else "not declared: declare it with let or const"
+        )
+    if name in CONSTANTS:
+        return None
+    if name in JS_NAMESPACES and role == "member":
+        if member in JS_NAMESPACES[name]:
+            return None
+        return "name_outside_allowlist", f"{name}.{member}: the prompt permits only {', '.join(JS_NAMESPACES[name])}"
+    if name in STATEMENTS:
+        if role == "statement":
+            return None
+        return "name_outside_allowlist", f"{name}: call it as a statement; its result is the p5 sketch object"
+    if name in PERMITTED_FUNCTIONS:
+        if role == "call" or role == "statement" or (role == "new" and name == "Array"):
+            return None
+        return "name_outside_allowlist", f"{name}: call it; it may not be used as a value"
+    if name in JS_NAMESPACES:
+        return "name_outside_allowlist", f"{name}: use its permitted members, not the object itself"
+    return "name_outside_allowlist", f"{name}: not one of the names the prompt permits"
