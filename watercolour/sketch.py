@@ -145,7 +145,7 @@ def inventory(source: str, allowlist: tuple[str, ...] = ALLOWLIST) -> SketchInve
                 )
         elif kind == "this" and not _inside_class(node):
             found.unlisted_names.append("this: outside a class it is the page's global object")
-        elif kind in ("with_statement", "debugger_statement", "meta_property", "html_comment"):
+        elif kind in ("with_statement", "debugger_statement", "meta_property"):
             _construct(node, found)
         elif kind in ("import_statement", "export_statement"):
             found.external_access.append(kind.removesuffix("_statement"))
@@ -166,8 +166,6 @@ LISTS = ("bare_primitives", "text_drawing", "external_access", "computed_access"
 def _construct(node: Node, found: SketchInventory) -> None:
     if node.type == "with_statement":
         found.computed_access.append("with (...)")
-    elif node.type == "html_comment":
-        found.ambiguous_source.append(f"an HTML-like comment on line {node.start_point.row + 1}")
     else:
         found.unlisted_names.append(f"{_snippet(node)}: not a construct the prompt permits")
 
@@ -257,7 +255,7 @@ def _reference(node: Node, found: SketchInventory, declared: Declarations) -> No
         found.external_access.append("location =")
     elif name in PRIMITIVES | TEXT_CALLS and role not in ("call", "statement"):
         found.unlisted_names.append(f"{name}: p5's own {name}, taken as a value")
-    elif name in GLOBAL_OBJECTS | {"brush"} and role != "member" and parent.type != "subscript_expression":
+    elif name in GLOBAL_OBJECTS | {"brush"} and "member" not in role and parent.type != "subscript_expression":
         found.computed_access.append(f"{name} used as a value")
     elif name == "p5" and role != "new" and member not in ("prototype", "instance"):
         found.unlisted_names.append("p5: not one of the names the prompt permits")
@@ -357,8 +355,9 @@ def _subscript(node: Node, found: SketchInventory, declared: Declarations) -> No
         return
     if not _is_own_value(obj, declared):
         found.computed_access.append(f"{_snippet(node)}: only the sketch's own arrays and objects may be indexed")
-    elif index is not None and descendants(index, {"string", "template_string"}):
-        found.computed_access.append(f"{_snippet(node)}: a key spelled as a string")
+    elif index is not None and index.type != "string" and descendants(index, {"string", "template_string"}):
+        # A lone literal is read by the string rule (no `"constructor"`); a built one could spell anything.
+        found.computed_access.append(f"{_snippet(node)}: a key built from strings")
 
 
 def _member(node: Node, found: SketchInventory) -> None:

@@ -58,22 +58,19 @@ Violation = tuple[Literal["name_outside_allowlist", "global_write"], str]
 def global_use(name: str, role: Role, member: str = "") -> Violation | None:
     """The violation for one use of the global `name` (not declared by the sketch), or None if the prompt permits
     it; `member` is the static property read when the role is `member` or `member_write`."""
-    if name in ENTRY_POINTS or (name in REPORTED_ELSEWHERE and name not in GLOBAL_OBJECTS):
-        return None
-    if name in GLOBAL_OBJECTS:
-        if role == "member_write" and member in ENTRY_POINTS:
-            return None  # window.setup = ...
-        if role in ("member", "member_write") and member not in EXTERNAL_NAMES | GLOBAL_ONLY_PROPERTIES | PRIMITIVES:
-            return "name_outside_allowlist", f"{name}.{member}: the page's globals are not part of the sketch"
-        return None  # `window` as a value and its dangerous members are computed or external access
+    if name in ENTRY_POINTS or (name in GLOBAL_OBJECTS and role == "member_write" and member in ENTRY_POINTS):
+        return None  # setup = ..., window.draw = ...
     if role in ("write", "member_write"):
         what = f"{name}.{member}" if role == "member_write" else name
-        known = name in STATEMENTS | PERMITTED_FUNCTIONS | CONSTANTS | set(JS_NAMESPACES)
-        return "global_write", f"{what}: " + (
-            "a global of p5 or JavaScript may not be changed"
-            if known
-            else "not declared: declare it with let or const"
-        )
+        known = name in STATEMENTS | PERMITTED_FUNCTIONS | CONSTANTS | set(JS_NAMESPACES) | REPORTED_ELSEWHERE
+        fix = "a global of p5 or JavaScript may not be changed" if known else "not declared: declare it with let"
+        return "global_write", f"{what}: {fix}"
+    if name in GLOBAL_OBJECTS:
+        if role == "member" and member not in EXTERNAL_NAMES | GLOBAL_ONLY_PROPERTIES | PRIMITIVES:
+            return "name_outside_allowlist", f"{name}.{member}: the page's globals are not part of the sketch"
+        return None  # `window` as a value and its dangerous members are computed or external access
+    if name in REPORTED_ELSEWHERE:
+        return None
     if name in CONSTANTS:
         return None
     if name in JS_NAMESPACES and role == "member":
