@@ -145,6 +145,8 @@ def inventory(source: str, allowlist: tuple[str, ...] = ALLOWLIST) -> SketchInve
                 )
         elif kind == "this" and not _inside_class(node):
             found.unlisted_names.append("this: outside a class it is the page's global object")
+        elif kind in ("pair_pattern", "shorthand_property_identifier_pattern"):
+            _pattern_key(node, found)
         elif kind in ("with_statement", "debugger_statement", "meta_property"):
             _construct(node, found)
         elif kind in ("import_statement", "export_statement"):
@@ -161,6 +163,15 @@ def inventory(source: str, allowlist: tuple[str, ...] = ALLOWLIST) -> SketchInve
 
 
 LISTS = ("bare_primitives", "text_drawing", "external_access", "computed_access", "unlisted_names", "global_writes")
+
+
+def _pattern_key(node: Node, found: SketchInventory) -> None:
+    """Destructuring reads properties too: `const { constructor: F } = f` is `f.constructor`."""
+    key = node.child_by_field_name("key") if node.type == "pair_pattern" else node
+    if key is not None and key.type == "computed_property_name":
+        found.computed_access.append(f"{_snippet(node)}: destructuring by a computed key")
+    elif node_text(key) in REFLECTIVE_PROPERTIES:
+        found.external_access.append(f"{_snippet(node)}: destructuring {node_text(key)}")
 
 
 def _construct(node: Node, found: SketchInventory) -> None:
@@ -297,9 +308,14 @@ def _is_written(node: Node) -> bool:
 
 
 def _inside_class(node: Node) -> bool:
-    """Class code is strict, so `this` there is an instance or undefined, never the page's global object."""
+    """Class code is strict, so `this` there is an instance or undefined, never the page's global object; but a
+    computed member name (`[this.x]() {}`) is evaluated outside the class, where `this` is the page's."""
     parent = node.parent
     while parent is not None and parent.type != "class_body":
+        if parent.type == "computed_property_name" and parent.parent is not None:
+            class_body = parent.parent.parent
+            if class_body is not None and class_body.type == "class_body":
+                parent = class_body  # skip this class: the name is evaluated around it
         parent = parent.parent
     return parent is not None
 
