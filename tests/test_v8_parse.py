@@ -25,7 +25,7 @@ from tree_sitter import Node, Parser
 import watercolour
 from rewards.gate import static_check
 from watercolour import procedural
-from watercolour.sketch import _language, candidate_source
+from watercolour.sketch import candidate_source, language
 
 
 NODE = shutil.which("node")
@@ -165,7 +165,7 @@ def test_v8_reads_as_code_exactly_what_the_checker_reads_as_code():
     for name, source in SOURCES.items():
         if syntax_clean(source):
             code = source.encode("utf-8")
-            whole, marked = probes(code, Parser(_language()).parse(code).root_node)
+            whole, marked = probes(code, Parser(language()).parse(code).root_node)
             batch += [whole.decode("utf-8", "replace"), *(m.decode("utf-8", "replace") for m in marked)]
             owners += [(name, "masked")] + [(name, "marked")] * len(marked)
     errors = v8_errors(batch)
@@ -185,7 +185,7 @@ def test_the_differential_catches_an_html_comment_that_tree_sitter_reads_as_code
     # The refused fixture, judged by the probes alone: V8 runs the ellipse that tree-sitter takes for a template.
     source = SOURCES["watercolour/fixtures/gate/static/html_open_comment_hides_template.js"]
     code = source.encode("utf-8")
-    whole, marked = probes(code, Parser(_language()).parse(code).root_node)
+    whole, marked = probes(code, Parser(language()).parse(code).root_node)
     errors = v8_errors([source, whole.decode(), *(m.decode() for m in marked)])
     assert errors[0] is None and errors[1] is not None, "V8 compiles the sketch but not its masked form"
     assert any(error is None for error in errors[2:]), "and skips a token tree-sitter reads as code"

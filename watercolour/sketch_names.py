@@ -4,15 +4,18 @@ A sketch may name only what the prompt permits (`watercolour.prompt`: the ten br
 maths and constants, a few JavaScript helpers) besides its own declarations. How a name is used matters as much
 as which: p5's setters return the p5 sketch object, so `translate(0, 0)._renderer` would reach plain p5 drawing;
 a namespace such as `Math` is safe member by member but not as a value (`const M = Object` would reach
-`getPrototypeOf`). `global_use` answers for one reference to a global; the families that have their own
-violation code (bare primitives, text, external access, computed access on `brush` and `window`) are decided
-in `watercolour.sketch`, and this module names everything else outside the list.
+`getPrototypeOf`). `UseOf` tells how a reference is used and `global_use` judges one use of a global; the
+families that have their own violation code (bare primitives, text, external access, computed access on
+`brush` and `window`) are decided in `watercolour.sketch_inventory`, and this module names everything else.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+from tree_sitter import Node
+
+from watercolour.js_scope import ScopeWalk, node_text
 from watercolour.prompt import JS_CONSTANTS, JS_FUNCTIONS, JS_NAMESPACES, P5_CONSTANTS, P5_MATHS, P5_STATEMENTS
 
 
@@ -88,3 +91,52 @@ def global_use(name: str, role: Role, member: str = "") -> Violation | None:
     if name in JS_NAMESPACES:
         return "name_outside_allowlist", f"{name}: use its permitted members, not the object itself"
     return "name_outside_allowlist", f"{name}: not one of the names the prompt permits"
+
+
+_PATTERNS = frozenset({"array_pattern", "object_pattern", "pair_pattern", "rest_pattern", "assignment_pattern"})
+
+
+class UseOf:
+    """How an expression is used by its parent, and the static member read from it if any. Whether a pattern is
+    an assignment target is memoised per pattern, so a pattern nested thousands deep is read in linear time."""
+
+    def __init__(self, walk: ScopeWalk) -> None:
+        self.parent = walk.parent  # tree-sitter's own `.parent` walks down from the root: quadratic when deep
+        self.written_patterns: dict[int, bool] = {}
+
+    def __call__(self, node: Node) -> tuple[Role, str]:
+        parent = self.parent(node)
+        if parent is None:
+            return "value", ""
+        kind = parent.type
+        if kind == "member_expression" and parent.child_by_field_name("object") == node:
+            member = node_text(parent.child_by_field_name("property"))
+            return ("member_write" if self.is_written(parent) else "member"), member
+        if kind == "call_expression" and parent.child_by_field_name("function") == node:
+            holder = self.parent(parent)
+            if holder is not None and holder.type == "await_expression":
+                holder = self.parent(holder)
+            return ("statement" if holder is not None and holder.type == "expression_statement" else "call"), ""
+        if kind == "new_expression" and parent.child_by_field_name("constructor") == node:
+            return "new", ""
+        return ("write" if self.is_written(node) else "value"), ""
+
+    def is_written(self, node: Node) -> bool:
+        """Whether `node` is the target of an assignment, an update, a `delete` or a for-in/of loop head."""
+        path = []
+        parent = self.parent(node)
+        while parent is not None and parent.type in _PATTERNS:
+            node, parent = parent, self.parent(parent)
+            if node.id in self.written_patterns:
+                return self.written_patterns[node.id]
+            path.append(node.id)
+        written = parent is not None and (
+            (
+                parent.type in ("assignment_expression", "augmented_assignment_expression", "for_in_statement")
+                and parent.child_by_field_name("left") == node
+            )
+            or parent.type == "update_expression"
+            or (parent.type == "unary_expression" and node_text(parent.child_by_field_name("operator")) == "delete")
+        )
+        self.written_patterns.update(dict.fromkeys(path, written))
+        return written

@@ -11,6 +11,7 @@ rather than reasoned about one by one. A sketch that paints has no use for any o
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -40,9 +41,12 @@ def character_hazards(source: str) -> list[str]:
 
 def html_comment_hazards(code: bytes, inert: Iterable[tuple[int, int]]) -> list[str]:
     """`<!--` or `-->` outside the byte ranges of comments and strings (`inert`): V8 reads a comment there."""
-    ranges, hazards = list(inert), []
+    ranges, hazards = sorted(inert), []
+    starts = [low for low, _ in ranges]
     for match in _HTML_COMMENTS.finditer(code):
-        if not any(low <= match.start() and match.end() <= high for low, high in ranges):
+        # Comments and strings do not overlap, so only the last range starting at or before the match can hold it.
+        holder = bisect.bisect_right(starts, match.start()) - 1
+        if holder < 0 or ranges[holder][1] < match.end():
             line = code.count(b"\n", 0, match.start()) + 1
             hazards.append(f"an HTML-like comment {match.group().decode()} on line {line}")
     return hazards
