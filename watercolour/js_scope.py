@@ -1,6 +1,6 @@
 """Which names a JavaScript parse tree binds, and where: enough scope resolution for the gate's rules.
 
-`watercolour.sketch_inventory` asks one question of it: does this identifier refer to something the sketch
+`watercolour.sketch_rules` asks one question of it: does this identifier refer to something the sketch
 itself declared (a helper named `circle`), or to a global (p5's `circle`)? Scopes are blocks, functions, loops and
 catch clauses and class expressions; `var` is kept to its block rather than hoisted to its function, which can
 only make a name look undeclared (and so be checked) more often, never less.

@@ -1,18 +1,26 @@
-"""Getting a sketch out of a completion: the first JavaScript code block, or the whole reply.
+"""Getting a sketch out of a completion, and a static inventory of it read from a real JavaScript parse tree.
 
-What the sketch defines, calls and breaks is read by `watercolour.sketch_inventory` (re-exported here, as the
-gate, the curves and the tests know it from this module).
+The tree comes from tree-sitter, so a name inside a comment, a string or a longer identifier (`// ellipse`,
+`"fetch"`, `retrieval`) is never a call. Entry points: p5 runs `setup`/`draw` only when they are properties
+of `window`: a top-level function declaration, a top-level `var`, or an assignment. A top-level `let`/`const`
+setup is never called (measured: the page waits until its deadline), so it makes the text a sketch but is not
+a visible entry point. Every other rule is in `watercolour.sketch_rules`, enforced by `rewards.gate`.
 """
 
 from __future__ import annotations
 
 import re
+from functools import cache
 from itertools import zip_longest
 
-from watercolour.sketch_inventory import SketchInventory, inventory, language
+import tree_sitter_javascript
+from tree_sitter import Language, Node, Parser
 
+from watercolour.js_scope import FUNCTIONS, ScopeWalk, descendants, node_text
+from watercolour.prompt import ALLOWLIST
+from watercolour.sketch_rules import LISTS, Reader, SketchInventory
+from watercolour.source_hazards import character_hazards, html_comment_hazards
 
-__all__ = ["SketchInventory", "candidate_source", "extract_sketch", "inventory", "language"]
 
 _FENCE = re.compile(r"```([^\n`]*)")
 _JS_INFO = frozenset({"", "js", "javascript"})
@@ -34,3 +42,69 @@ def extract_sketch(completion: str) -> str | None:
     """The sketch in a completion, or None when the text defines neither `setup` nor `draw`."""
     source = candidate_source(completion)
     return source if source and inventory(source).names_entry_point else None
+
+
+@cache
+def language() -> Language:
+    return Language(tree_sitter_javascript.language())
+
+
+def inventory(source: str, allowlist: tuple[str, ...] = ALLOWLIST) -> SketchInventory:
+    """Parse `source` and list its definitions, brush calls and every rule breach in the module docstring."""
+    code = source.encode("utf-8", "replace")
+    root = Parser(language()).parse(code).root_node
+    found = SketchInventory(ambiguous_source=character_hazards(source))
+    _entry_points(root, found)
+    if root.has_error:  # a MISSING `)` is an anonymous node, which the scope walk does not visit
+        _syntax_errors(root, found, end_of_code=len(code.rstrip()))
+    reader = Reader(found, ScopeWalk(root))
+    for node in reader.scope:  # iterative: a hostile source nests deeper than Python's recursion limit
+        reader.read(node)
+    found.ambiguous_source += html_comment_hazards(code, reader.inert)
+    found.webgl = bool(reader.canvases) and all(reader.canvases)
+    found.outside_allowlist = sorted(found.brush_members - set(allowlist))
+    found.syntax_error_lines = sorted(set(found.syntax_error_lines))
+    for name in LISTS:
+        setattr(found, name, sorted(set(getattr(found, name))))
+    return found
+
+
+def _syntax_errors(root: Node, found: SketchInventory, end_of_code: int) -> None:
+    """ERROR and MISSING nodes: at the end of the text the reply was cut off, before it the code is wrong."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.is_error or node.is_missing:
+            if node.end_byte >= end_of_code:
+                found.truncated = True
+            else:
+                found.syntax_error_lines.append(node.start_point.row + 1)
+
+
+def _entry_points(root: Node, found: SketchInventory) -> None:
+    visible: set[str] = set()
+    for child in root.children:  # root is `program`, or ERROR when the parse failed at the top level
+        if child.type == "function_declaration":
+            visible.add(node_text(child.child_by_field_name("name")))
+        elif child.type == "variable_declaration":
+            visible.update(
+                node_text(d.child_by_field_name("name")) for d in child.named_children if _binds_function(d)
+            )
+        elif child.type == "expression_statement" and child.named_children:
+            assignment = child.named_children[0]
+            target = assignment.child_by_field_name("left")
+            if assignment.type == "assignment_expression" and target is not None and _binds_function(assignment):
+                visible.add(node_text(target).removeprefix("window."))
+    named = set(visible) | {
+        node_text(n.child_by_field_name("name") or n.child_by_field_name("left"))
+        for n in descendants(root, {"function_declaration", "function_expression", "variable_declarator"})
+        if n.type != "variable_declarator" or _binds_function(n)
+    }
+    found.defines_setup, found.defines_draw = "setup" in visible, "draw" in visible
+    found.names_entry_point = bool(named & {"setup", "draw"})
+
+
+def _binds_function(node: Node) -> bool:
+    value = node.child_by_field_name("value") or node.child_by_field_name("right")
+    return value is not None and value.type in FUNCTIONS

@@ -6,7 +6,7 @@ as which: p5's setters return the p5 sketch object, so `translate(0, 0)._rendere
 a namespace such as `Math` is safe member by member but not as a value (`const M = Object` would reach
 `getPrototypeOf`). `UseOf` tells how a reference is used and `global_use` judges one use of a global; the
 families that have their own violation code (bare primitives, text, external access, computed access on
-`brush` and `window`) are decided in `watercolour.sketch_inventory`, and this module names everything else.
+`brush` and `window`) are decided in `watercolour.sketch_rules`, and this module names everything else.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""A static inventory of a sketch read from a real JavaScript parse tree: what it defines, calls and breaks.
+"""The rules a sketch's parse tree is read against, one node at a time, for `watercolour.sketch.inventory`.
 
-The tree comes from tree-sitter, so a name inside a comment, a string or a longer identifier (`// ellipse`,
-`"fetch"`, `retrieval`) is never a call. The rules, decided here and enforced by `rewards.gate`:
+The rules, decided here and enforced by `rewards.gate`:
 
-- **Entry points.** p5 runs `setup`/`draw` only when they are properties of `window`: a top-level function
-  declaration, a top-level `var`, or an assignment. A top-level `let`/`const` setup is never called (measured:
-  the page waits until its deadline), so it makes the text a sketch but is not a visible entry point.
 - **Brush methods** are the static members named on the global `brush` (`brush.X`, called or not).
 - **Names by allowlist** (`watercolour.sketch_names`): a global the prompt does not permit, or a permitted one
   used otherwise (a p5 setter's result, `Math` as a value), is `unlisted_names`; writing a global or an
@@ -27,13 +23,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cache
 
-import tree_sitter_javascript
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
 
-from watercolour.js_scope import FUNCTIONS, ScopeWalk, descendants, node_text, string_words
-from watercolour.prompt import ALLOWLIST, JS_NAMESPACES
+from watercolour.js_scope import ScopeWalk, descendants, node_text, string_words
+from watercolour.prompt import JS_NAMESPACES
 from watercolour.sketch_names import (
     EXTERNAL_NAMES,
     EXTERNAL_PROPERTIES,
@@ -47,7 +41,6 @@ from watercolour.sketch_names import (
     UseOf,
     global_use,
 )
-from watercolour.source_hazards import character_hazards, html_comment_hazards
 
 
 @dataclass
@@ -81,75 +74,9 @@ LISTS = ("bare_primitives", "text_drawing", "external_access", "computed_access"
 INERT = frozenset({"comment", "string", "template_string", "regex"})
 
 
-@cache
-def language() -> Language:
-    return Language(tree_sitter_javascript.language())
-
-
 def snippet(node: Node) -> str:
     """The offending code as written (escapes left alone), on one line and short, for verdict details."""
     return " ".join((node.text or b"").decode("utf-8", "replace").split())[:80]
-
-
-def inventory(source: str, allowlist: tuple[str, ...] = ALLOWLIST) -> SketchInventory:
-    """Parse `source` and list its definitions, brush calls and every rule breach in the module docstring."""
-    code = source.encode("utf-8", "replace")
-    root = Parser(language()).parse(code).root_node
-    found = SketchInventory(ambiguous_source=character_hazards(source))
-    _entry_points(root, found)
-    if root.has_error:  # a MISSING `)` is an anonymous node, which the scope walk does not visit
-        _syntax_errors(root, found, end_of_code=len(code.rstrip()))
-    reader = _Reader(found, ScopeWalk(root))
-    for node in reader.scope:  # iterative: a hostile source nests deeper than Python's recursion limit
-        reader.read(node)
-    found.ambiguous_source += html_comment_hazards(code, reader.inert)
-    found.webgl = bool(reader.canvases) and all(reader.canvases)
-    found.outside_allowlist = sorted(found.brush_members - set(allowlist))
-    found.syntax_error_lines = sorted(set(found.syntax_error_lines))
-    for name in LISTS:
-        setattr(found, name, sorted(set(getattr(found, name))))
-    return found
-
-
-def _syntax_errors(root: Node, found: SketchInventory, end_of_code: int) -> None:
-    """ERROR and MISSING nodes: at the end of the text the reply was cut off, before it the code is wrong."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.is_error or node.is_missing:
-            if node.end_byte >= end_of_code:
-                found.truncated = True
-            else:
-                found.syntax_error_lines.append(node.start_point.row + 1)
-
-
-def _entry_points(root: Node, found: SketchInventory) -> None:
-    visible: set[str] = set()
-    for child in root.children:  # root is `program`, or ERROR when the parse failed at the top level
-        if child.type == "function_declaration":
-            visible.add(node_text(child.child_by_field_name("name")))
-        elif child.type == "variable_declaration":
-            visible.update(
-                node_text(d.child_by_field_name("name")) for d in child.named_children if _binds_function(d)
-            )
-        elif child.type == "expression_statement" and child.named_children:
-            assignment = child.named_children[0]
-            target = assignment.child_by_field_name("left")
-            if assignment.type == "assignment_expression" and target is not None and _binds_function(assignment):
-                visible.add(node_text(target).removeprefix("window."))
-    named = set(visible) | {
-        node_text(n.child_by_field_name("name") or n.child_by_field_name("left"))
-        for n in descendants(root, {"function_declaration", "function_expression", "variable_declarator"})
-        if n.type != "variable_declarator" or _binds_function(n)
-    }
-    found.defines_setup, found.defines_draw = "setup" in visible, "draw" in visible
-    found.names_entry_point = bool(named & {"setup", "draw"})
-
-
-def _binds_function(node: Node) -> bool:
-    value = node.child_by_field_name("value") or node.child_by_field_name("right")
-    return value is not None and value.type in FUNCTIONS
 
 
 def _unwrapped(node: Node) -> Node:
@@ -158,7 +85,7 @@ def _unwrapped(node: Node) -> Node:
     return node
 
 
-class _Reader:
+class Reader:
     """Reads each node once as the scope walk reaches it; chain and pattern answers are memoised by node, so a
     source nested thousands deep stays linear."""
 
