@@ -30,8 +30,8 @@ ALLOWLIST: tuple[str, ...] = tuple(BRUSH_METHODS)
 PAINTING_METHODS: tuple[str, ...] = ("endShape", "circle")
 
 # The other global names a sketch may use, by how it may use them (`watercolour.sketch` enforces the how).
-# Called as statements only: most p5 setters return the p5 sketch object itself, from which plain p5 drawing
-# and the page are one property away, so their results may not be used.
+# Called as statements only: in p5 2.3 `translate`, `background` and `createCanvas` return the renderer, whose
+# drawing context and p5 instance are one property away, so their results may not be used.
 P5_STATEMENTS: tuple[str, ...] = tuple(
     "createCanvas background angleMode noLoop translate rotate scale push pop randomSeed noiseSeed".split()
 )

@@ -2,9 +2,9 @@
 
 A sketch may name only what the prompt permits (`watercolour.prompt`: the ten brush methods, the p5 calls,
 maths and constants, a few JavaScript helpers) besides its own declarations. How a name is used matters as much
-as which: p5's setters return the p5 sketch object, so `translate(0, 0)._renderer` would reach plain p5 drawing;
-a namespace such as `Math` is safe member by member but not as a value (`const M = Object` would reach
-`getPrototypeOf`). `UseOf` tells how a reference is used and `global_use` judges one use of a global; the
+as which: p5 2.3's `translate` and `createCanvas` return its renderer, so `translate(0, 0).drawingContext` is
+the raw context; a namespace such as `Math` is read member by member, never as a value, so no alias escapes
+its member list. `UseOf` tells how a reference is used and `global_use` judges one use of a global; the
 families that have their own violation code (bare primitives, text, external access, computed access on
 `brush` and `window`) are decided in `watercolour.sketch_rules`, and this module names everything else.
 """
@@ -83,7 +83,7 @@ def global_use(name: str, role: Role, member: str = "") -> Violation | None:
     if name in STATEMENTS:
         if role == "statement":
             return None
-        return "name_outside_allowlist", f"{name}: call it as a statement; its result is the p5 sketch object"
+        return "name_outside_allowlist", f"{name}: call it as a statement; its result is p5's renderer"
     if name in PERMITTED_FUNCTIONS:
         if role == "call" or role == "statement" or (role == "new" and name == "Array"):
             return None
