@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import watercolour
-from rewards.gate import static_check
+from rewards.gate import gate, static_check
 from watercolour import procedural
 from watercolour.prompt import JS_NAMESPACES, P5_CONSTANTS, P5_MATHS, P5_STATEMENTS, system_prompt
 from watercolour.sketch import inventory
@@ -96,3 +96,12 @@ def test_a_namespace_member_outside_its_list_is_named_in_the_detail():
 def test_how_a_name_is_used_decides(source, field, expected):
     found = getattr(inventory(source), field)
     assert len(found) == len(expected) and all(f.startswith(e) for f, e in zip(found, expected, strict=True)), found
+
+
+@pytest.mark.browser
+async def test_the_permitted_vocabulary_sketch_passes_the_full_gate_in_chromium(browser_pool):
+    # Every permitted kind of name exists in the vendored p5 and runs without an error: the prompt invites no
+    # sketch that the renderer then refuses.
+
+    verdict = await gate(fixture("permitted_vocabulary.js"), browser_pool)
+    assert verdict.passed, verdict.details
