@@ -102,6 +102,5 @@ def test_how_a_name_is_used_decides(source, field, expected):
 async def test_the_permitted_vocabulary_sketch_passes_the_full_gate_in_chromium(browser_pool):
     # Every permitted kind of name exists in the vendored p5 and runs without an error: the prompt invites no
     # sketch that the renderer then refuses.
-
     verdict = await gate(fixture("permitted_vocabulary.js"), browser_pool)
     assert verdict.passed, verdict.details
