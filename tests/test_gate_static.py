@@ -91,6 +91,10 @@ def test_a_namespace_member_outside_its_list_is_named_in_the_detail():
         ("function setup() { Math[k]; }", "computed_access", ["Math[k]: only the sketch's own"]),
         ("// safe --> arrow\nfunction setup() { const s = '<!-- x -->'; }", "ambiguous_source", []),
         ("function setup() {}\r\n", "ambiguous_source", []),
+        ("function setup() { let ok = 1; ok && push(); push(), pop(); }", "unlisted_names", []),
+        ("function setup() { [1].forEach((p) => brush.circle(p, p, 3, 0)); }", "unlisted_names", []),
+        ("function d() { return brush.circle(1, 1, 1, 0); }", "unlisted_names", []),
+        ("function setup() { const n = brush.circle(1, 1, 1, 0).length; }", "unlisted_names", ["brush.circle(1, 1"]),
     ],
 )
 def test_how_a_name_is_used_decides(source, field, expected):

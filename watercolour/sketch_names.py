@@ -93,6 +93,10 @@ def global_use(name: str, role: Role, member: str = "") -> Violation | None:
     return "name_outside_allowlist", f"{name}: not one of the names the prompt permits"
 
 
+# Expressions whose value is one of their operands: a call's value goes on to whatever holds them.
+PASS_THROUGH = frozenset(
+    {"await_expression", "parenthesized_expression", "sequence_expression", "ternary_expression", "binary_expression"}
+)
 _PATTERNS = frozenset({"array_pattern", "object_pattern", "pair_pattern", "rest_pattern", "assignment_pattern"})
 
 
@@ -114,7 +118,7 @@ class UseOf:
             return ("member_write" if self.is_written(parent) else "member"), member
         if kind == "call_expression" and parent.child_by_field_name("function") == node:
             holder = self.parent(parent)
-            if holder is not None and holder.type == "await_expression":
+            while holder is not None and holder.type in PASS_THROUGH:  # `ok && push();`, `push(), translate(1, 2);`
                 holder = self.parent(holder)
             return ("statement" if holder is not None and holder.type == "expression_statement" else "call"), ""
         if kind == "new_expression" and parent.child_by_field_name("constructor") == node:

@@ -2,7 +2,8 @@
 
 The rules, decided here and enforced by `rewards.gate`:
 
-- **Brush methods** are the static members named on the global `brush` (`brush.X`, called or not).
+- **Brush methods** are the static members named on the global `brush` (`brush.X`, called or not). Their
+  results are p5.brush's internal shapes (with `hatch` and stroke methods): discarded or returned, never kept.
 - **Names by allowlist** (`watercolour.sketch_names`): a global the prompt does not permit, or a permitted one
   used otherwise (a p5 setter's result, `Math` as a value), is `unlisted_names`; writing a global or an
   undeclared name is `global_writes`. `this` outside a class body is the page's global object: refused.
@@ -33,6 +34,7 @@ from watercolour.sketch_names import (
     EXTERNAL_PROPERTIES,
     GLOBAL_OBJECTS,
     GLOBAL_ONLY_PROPERTIES,
+    PASS_THROUGH,
     PERMITTED_FUNCTIONS,
     PRIMITIVES,
     REFLECTIVE_PROPERTIES,
@@ -142,6 +144,10 @@ class Reader:
             obj, name = function.child_by_field_name("object"), node_text(function.child_by_field_name("property"))
             if obj is not None and node_text(obj) == "brush":
                 found.brush_calls[name] += 1
+                if not self.result_discarded(node):
+                    found.unlisted_names.append(
+                        f"{snippet(node)}: its result is p5.brush's own shape, whose methods are not on the list"
+                    )
             elif obj is not None and (obj.type == "this" or node_text(obj) in GLOBAL_OBJECTS) and name in PRIMITIVES:
                 found.bare_primitives.append(snippet(function))
             if name in TEXT_CALLS - {"text"} or (name == "text" and node_text(obj) in GLOBAL_OBJECTS | {"this"}):
@@ -165,6 +171,16 @@ class Reader:
             # WEBGL, p5.WEBGL or the constant's value, "webgl".
             webgl = any(node_text(a).split(".")[-1].strip("\"'").upper() == "WEBGL" for a in args.named_children)
             self.canvases.append(webgl)
+
+    def result_discarded(self, call: Node) -> bool:
+        """Whether a call's value is thrown away, or handed back by an arrow body or a return to its caller (the
+        common `pts.forEach((p) => brush.circle(...))`; a caller that keeps it is out of this check's reach).
+        `brush.circle` returns `[plot, x, y]` and `brush.endShape` its polygon: p5.brush's internals, with
+        hatch and stroke methods outside the ten."""
+        parent = self.scope.parent(call)
+        while parent is not None and parent.type in PASS_THROUGH:  # `a, b;`, `ok && brush.circle(...);`
+            parent = self.scope.parent(parent)
+        return parent is None or parent.type in ("expression_statement", "arrow_function", "return_statement")
 
     def reference(self, node: Node) -> None:
         found, name, parent = self.found, node_text(node), self.scope.parent(node)
