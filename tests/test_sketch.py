@@ -90,6 +90,18 @@ CASES = [
         ["ellipse"],
     ),
     (
+        "switch-block-scope",
+        wrap("switch (1) { case 0: let ellipse = 1; }\nellipse(1, 2, 3, 4);"),
+        "bare_primitives",
+        ["ellipse"],
+    ),
+    (
+        "generator-parameter",
+        "function* g(ellipse) { ellipse(1, 2, 3, 4); }\n" + SKETCH,
+        "bare_primitives",
+        [],
+    ),
+    (
         "default-value-is-not-a-binding",
         wrap("const f = (a = ellipse) => ellipse(1, 2, 3, 4);"),
         "bare_primitives",

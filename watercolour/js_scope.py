@@ -17,7 +17,7 @@ from tree_sitter import Node
 
 SCOPES = frozenset(
     "program statement_block function_declaration function_expression generator_function_declaration "
-    "arrow_function method_definition for_statement for_in_statement catch_clause class".split()
+    "arrow_function method_definition for_statement for_in_statement catch_clause class switch_body".split()
 )
 FUNCTIONS = frozenset({"function_expression", "arrow_function", "generator_function"})
 DECLARATIONS = frozenset(
@@ -67,7 +67,7 @@ def declarations(root: Node) -> Declarations:
         stack.extend((child, node if node.type in SCOPES else scope) for child in node.named_children)
         if node.type in DECLARATIONS:
             bind(scope, node.child_by_field_name("name"))
-        if node.type in FUNCTIONS | {"function_declaration", "method_definition"}:
+        if node.type in FUNCTIONS | {"function_declaration", "generator_function_declaration", "method_definition"}:
             bind(node, node.child_by_field_name("parameters") or node.child_by_field_name("parameter"))
         if node.type in ("function_expression", "catch_clause", "class"):
             bind(node, node.child_by_field_name("name") or node.child_by_field_name("parameter"))
