@@ -10,6 +10,7 @@ this test existed) shows up here as p5's `ellipse` being looked up.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,7 +23,7 @@ from rewards.gate import static_check
 from watercolour import procedural
 from watercolour.js_scope import declarations
 from watercolour.prompt import JS_CONSTANTS, JS_FUNCTIONS, JS_NAMESPACES, P5_CONSTANTS, P5_MATHS, P5_STATEMENTS
-from watercolour.sketch import candidate_source, language
+from watercolour.sketch import candidate_source, inventory, language
 
 
 NODE = shutil.which("node")
@@ -38,6 +39,7 @@ PERMITTED = {*P5_STATEMENTS, *P5_MATHS, *P5_CONSTANTS, *JS_BUILTINS, "brush", "s
 # do nothing; the JavaScript built-ins are the real ones.
 RECORD_LOOKUPS = """
 const vm = require("vm");
+process.on("unhandledRejection", () => {});  // a sketch's floating promise failing is the sketch's business
 const { sources, statements, maths, constants, builtins } = JSON.parse(require("fs").readFileSync(0, "utf8"));
 async function lookups(source) {
   const seen = new Set();
@@ -120,3 +122,49 @@ def test_the_probe_sees_a_global_the_checker_once_took_for_a_local():
     source = (GATE / "static" / "switch_scope_shadow.js").read_text()
     assert "bare_primitives" in static_check(source).violations
     assert "ellipse" in global_lookups([source])[0]["seen"]
+
+
+# Scopes a declaration or a call can sit in; any nesting of them must resolve `ellipse` as V8 does.
+WRAPS = [
+    ("{ ", " }"),
+    ("switch (1) { case 1: ", " }"),
+    ("for (let q = 0; q < 1; q++) { ", " }"),
+    ("for (const q of [1]) { ", " }"),
+    ("(() => { ", " })();"),
+    ("(function () { ", " })();"),
+    ("try { ", " } catch (e) { }"),
+    ("try { null.x; } catch (e) { ", " }"),
+    ("if (1) { ", " }"),
+    ("lab: { ", " }"),
+    ("class K { static { ", " } }"),
+    ("class K { m() { ", " } }; new K().m();"),
+    ("do { ", " } while (0);"),
+    ("(async () => { ", " })();"),
+]
+DECLARATIONS = [
+    "let ellipse = (x) => x;",
+    "const ellipse = (x) => x;",
+    "var ellipse = (x) => x;",
+    "function ellipse(x) { return x; }",
+    "let { ellipse } = { ellipse: (x) => x };",
+    "let [ellipse] = [(x) => x];",
+]
+
+
+def test_random_scope_nestings_resolve_ellipse_as_v8_does():
+    rng = random.Random(11)
+
+    def nest(body: str) -> str:
+        for _ in range(rng.randint(0, 2)):
+            opening, closing = rng.choice(WRAPS)
+            body = opening + body + closing
+        return body
+
+    cases = []
+    for _ in range(300):
+        parts = [nest(rng.choice(DECLARATIONS)), nest("ellipse(1, 2, 3, 4);")]
+        cases.append("function draw() { " + nest(" ".join(parts if rng.random() < 0.5 else parts[::-1])) + " }")
+    results = global_lookups(cases)
+    looked_up = [case for case, result in zip(cases, results, strict=True) if "ellipse" in result["seen"]]
+    missed = [case for case in looked_up if "ellipse" not in inventory(case).bare_primitives]
+    assert len(looked_up) > 50 and not missed
