@@ -71,19 +71,19 @@ def http_urls(text: str) -> list[str]:
 
 
 def existing_folder(text: str) -> Path:
-    path = Path(text)
-    if not path.is_dir():
-        raise argparse.ArgumentTypeError(
-            f"{text} is a file, not a folder" if path.exists() else f"no such folder: {text}"
-        )
-    return path
+    return _existing(text, "folder")
 
 
 def existing_file(text: str) -> Path:
+    return _existing(text, "file")
+
+
+def _existing(text: str, kind: str) -> Path:
     path = Path(text)
-    if not path.is_file():
+    if not (path.is_dir() if kind == "folder" else path.is_file()):
+        other = "file" if kind == "folder" else "folder"
         raise argparse.ArgumentTypeError(
-            f"{text} is a folder, not a file" if path.exists() else f"no such file: {text}"
+            f"{text} is a {other}, not a {kind}" if path.exists() else f"no such {kind}: {text}"
         )
     return path
 
