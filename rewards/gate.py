@@ -18,10 +18,10 @@ records a dead letter and the rollout's reward is None.
 | `bare_primitives` | static | p5 drawing called without `brush.` (`ellipse(...)`, `window.rect`, `new p5`, `drawingContext`) |
 | `text_drawing` | static | text drawn on the canvas (`text(...)`, `textToPoints`, `fillText`) |
 | `external_access` | static | loaders, network, eval and the DOM (`loadImage`, `fetch`, `new Image`, `import()`, `eval`, ...) |
-| `computed_access` | static | indexing anything but the sketch's own values, by a key spelled as a string; `brush` or a global object used as a value |
-| `name_outside_allowlist` | static | a name the prompt does not permit (`console`, `stroke`, `window.x`, `this` outside a class), or a permitted one used otherwise (`translate(...)`'s result, `Math` as a value) |
+| `computed_access` | static | indexing what is not the sketch's own, or by a key built from strings; `brush` as a value |
+| `name_outside_allowlist` | static | a name the prompt does not list (`console`, `this` outside a class), or a listed one misused |
 | `global_write` | static | assigning to a global (`Math.random = ...`, `brush.fill = ...`) or to an undeclared name |
-| `ambiguous_source` | static | text V8 may read differently from the parser: HTML-like comments, bare CR, U+2028/U+2029, invisible characters |
+| `ambiguous_source` | static | text V8 may read otherwise: HTML-like comments, bare CR, U+2028/9, invisible characters |
 | `no_painting_calls` | static | no `brush.endShape` or `brush.circle` call anywhere |
 | `render_timeout` | render | the page ran past the pool's deadline and was killed |
 | `render_crashed` | render | the page crashed (the heap cap, a runaway sketch) |

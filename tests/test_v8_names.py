@@ -48,7 +48,10 @@ async function lookups(source) {
   for (const name of maths) stage[name] = (...args) => (Array.isArray(args[0]) ? args[0][0] : 0.5);
   for (const name of constants) stage[name] = name === "width" || name === "height" ? 600 : 1;
   for (const name of builtins) stage[name] = globalThis[name];
-  const recorder = (trap) => (target, key) => { if (typeof key === "string") seen.add(key); return trap(target, key); };
+  const recorder = (trap) => (target, key) => {
+    if (typeof key === "string") seen.add(key);
+    return trap(target, key);
+  };
   const global = new Proxy(stage, { has: recorder((t, k) => k in t), get: recorder((t, k) => t[k]) });
   const context = vm.createContext(global, { microtaskMode: "afterEvaluate" });  // the timeout covers draw too
   let error = null;
@@ -67,7 +70,11 @@ async function lookups(source) {
   seen.delete("stage_error");
   return { error, seen: [...seen] };
 }
-(async () => { const out = []; for (const s of sources) out.push(await lookups(s)); console.log(JSON.stringify(out)); })();
+(async () => {
+  const out = [];
+  for (const source of sources) out.push(await lookups(source));
+  console.log(JSON.stringify(out));
+})();
 """
 
 
