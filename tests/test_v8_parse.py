@@ -69,6 +69,8 @@ TRICKY = [
     "let n = 0x1_0 + 1_000 + .5e1 + 0b1 + 0o7 + 1n;",
     "class A { #p = 1; static #q() {} m() { return #p in this; } }",
     "let x = 08 + 09.5;",
+    "let r = <b>ellipse(1, 2, 3, 4)</b>;",
+    "let a = 1, b = 2, c = 3; let x = a <b> c;",
 ]
 SOURCES |= {f"tricky/{i}": f"function setup() {{ {body} }}" for i, body in enumerate(TRICKY)}
 # Where they differ in the direction that costs nothing: tree-sitter refuses what V8 compiles (sloppy `yield`

@@ -123,6 +123,9 @@ class Reader:
                 found.computed_access.append(f"{snippet(node)}: destructuring by a computed key")
             elif node_text(key) in REFLECTIVE_PROPERTIES:  # const { constructor: F } = f is f.constructor
                 found.external_access.append(f"{snippet(node)}: destructuring {node_text(key)}")
+        elif kind in ("jsx_element", "jsx_self_closing_element"):
+            # tree-sitter-javascript also parses JSX, which V8 refuses to compile: measured, `<b>ellipse()</b>`.
+            found.syntax_error_lines.append(node.start_point.row + 1)
         elif kind == "with_statement":
             found.computed_access.append("with (...)")
         elif kind in ("debugger_statement", "meta_property"):
