@@ -71,6 +71,8 @@ TRICKY = [
     "let x = 08 + 09.5;",
     "let r = <b>ellipse(1, 2, 3, 4)</b>;",
     "let a = 1, b = 2, c = 3; let x = a <b> c;",
+    "let d = (x) => x; @d class A {}",
+    "using x = null;",
 ]
 SOURCES |= {f"tricky/{i}": f"function setup() {{ {body} }}" for i, body in enumerate(TRICKY)}
 # Where they differ in the direction that costs nothing: tree-sitter refuses what V8 compiles (sloppy `yield`
