@@ -18,7 +18,10 @@ records a dead letter and the rollout's reward is None.
 | `bare_primitives` | static | p5 drawing called without `brush.` (`ellipse(...)`, `window.rect`, `new p5`, `drawingContext`) |
 | `text_drawing` | static | text drawn on the canvas (`text(...)`, `textToPoints`, `fillText`) |
 | `external_access` | static | loaders, network, eval and the DOM (`loadImage`, `fetch`, `new Image`, `import()`, `eval`, ...) |
-| `computed_access` | static | `brush` or a global object indexed by an expression or used as a value |
+| `computed_access` | static | indexing what is not the sketch's own, or by a key built from strings; `brush` as a value |
+| `name_outside_allowlist` | static | a name the prompt does not list (`console`, `this` outside a class), or a listed one misused |
+| `global_write` | static | assigning to a global (`Math.random = ...`, `brush.fill = ...`) or to an undeclared name |
+| `ambiguous_source` | static | text V8 may read otherwise: HTML-like comments, bare CR, U+2028/9, invisible characters |
 | `no_painting_calls` | static | no `brush.endShape` or `brush.circle` call anywhere |
 | `render_timeout` | render | the page ran past the pool's deadline and was killed |
 | `render_crashed` | render | the page crashed (the heap cap, a runaway sketch) |
@@ -92,10 +95,13 @@ def static_check(completion: str, settings: GateSettings | None = None) -> GateV
         "text_drawing": found.text_drawing,
         "external_access": found.external_access,
         "computed_access": found.computed_access,
+        "name_outside_allowlist": found.unlisted_names,
+        "global_write": found.global_writes,
+        "ambiguous_source": found.ambiguous_source,
         "no_painting_calls": [] if any(found.brush_calls[m] for m in PAINTING_METHODS) else ["nothing is painted"],
     }
     if found.truncated:  # the rest was read from a fragment whose last token is cut: `brush.begi` is no method
-        details = {code: details[code] for code in ("syntax_error", "truncated")}
+        details = {code: details[code] for code in ("syntax_error", "truncated", "ambiguous_source")}
     details = {code: reasons for code, reasons in details.items() if reasons}
     return GateVerdict(
         passed=not details,

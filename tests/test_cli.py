@@ -38,7 +38,7 @@ def test_render_writes_a_png_per_input_even_for_sketches_the_gate_refuses(tmp_pa
         assert Path(line["png"]).stat().st_size > 1000 and line["coverage"] > 0 and line["render_ms"] > 0
         assert line["width"] == 300
     assert lines["allowlist_flower.js"]["violations"] == []
-    assert lines["bare_ellipse.js"]["violations"] == ["bare_primitives"]
+    assert lines["bare_ellipse.js"]["violations"] == ["bare_primitives", "name_outside_allowlist"]  # plain p5 fill too
     assert "[2/2]" in done.stderr
 
 

@@ -15,6 +15,7 @@ def wrap(body: str) -> str:
     )
 
 
+NOT_OWN = ": only the sketch's own arrays and objects may be indexed"
 SKETCH = wrap("brush.fill('#f28c6a', 200);\nbrush.circle(300, 300, 80, 0.3);")
 
 
@@ -89,6 +90,18 @@ CASES = [
         ["ellipse"],
     ),
     (
+        "switch-block-scope",
+        wrap("switch (1) { case 0: let ellipse = 1; }\nellipse(1, 2, 3, 4);"),
+        "bare_primitives",
+        ["ellipse"],
+    ),
+    (
+        "generator-parameter",
+        "function* g(ellipse) { ellipse(1, 2, 3, 4); }\n" + SKETCH,
+        "bare_primitives",
+        [],
+    ),
+    (
         "default-value-is-not-a-binding",
         wrap("const f = (a = ellipse) => ellipse(1, 2, 3, 4);"),
         "bare_primitives",
@@ -124,15 +137,25 @@ CASES = [
     ("window-open", wrap('window.open("http://x");'), "external_access", ["window.open"]),
     ("shorthand-escape", wrap("const o = { fetch };"), "external_access", ["fetch"]),
     ("own-location-variable", wrap("let location = 3; location = 4;"), "external_access", []),
-    ("computed-brush", wrap('brush["li" + "ne"](1, 2, 3, 4);'), "computed_access", ['brush["li" + "ne"]']),
-    ("computed-window", wrap('window["fe" + "tch"]("http://x");'), "computed_access", ['window["fe" + "tch"]']),
-    ("computed-this", wrap('this["ellipse"](1, 2, 3, 4);'), "computed_access", ['this["ellipse"]']),
+    ("computed-brush", wrap('brush["li" + "ne"](1, 2, 3, 4);'), "computed_access", ['brush["li" + "ne"]' + NOT_OWN]),
+    (
+        "computed-window",
+        wrap('window["fe" + "tch"]("http://x");'),
+        "computed_access",
+        ['window["fe" + "tch"]' + NOT_OWN],
+    ),
+    ("computed-this", wrap('this["ellipse"](1, 2, 3, 4);'), "computed_access", ['this["ellipse"]' + NOT_OWN]),
     ("alias-window", wrap("const w = window;"), "computed_access", ["window used as a value"]),
     ("reflect", wrap("Reflect.get(globalThis, name);"), "computed_access", ["globalThis used as a value"]),
     ("destructure-brush", wrap("const { line } = brush;"), "computed_access", ["brush used as a value"]),
     ("window-brush", wrap("window.brush.line(1, 2, 3, 4);"), "computed_access", ["window.brush"]),
     ("with", wrap("with (brush) { line(1, 2, 3, 4); }"), "computed_access", ["brush used as a value", "with (...)"]),
-    ("colour-table-index", wrap('const c = ["#fff", "#000"][i % 2]; palette[name];'), "computed_access", []),
+    (
+        "colour-table-index",
+        wrap('const c = ["#fff", "#000"][i % 2]; const palette = {}; palette[c];'),
+        "computed_access",
+        [],
+    ),
     (
         "names-in-comments-strings",
         wrap(

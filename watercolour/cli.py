@@ -1,14 +1,17 @@
 """The `watercolour` console script: one entry point for everything a person runs by hand.
 
 Each subcommand lives in `watercolour/commands/<name>.py` with `add_arguments(parser)` and `run(args) -> int`;
-modules are imported only when their command runs, so `watercolour --help` stays fast.
+modules are imported only when their command runs, so `watercolour --help` stays fast. Bad input, whether a flag
+(checked as it is parsed, `watercolour.commands.arguments`) or a configuration a command raises `UsageError`
+for, is one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
+
+from watercolour.commands.arguments import OneLineParser, UsageError
 
 
 COMMANDS = {
@@ -26,7 +29,7 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(prog="watercolour", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="watercolour", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         sub.add_parser(name, help=help_text, description=help_text)
@@ -36,7 +39,11 @@ def main(argv: list[str] | None = None) -> int:
     if command in COMMANDS:
         importlib.import_module(f"watercolour.commands.{command}").add_arguments(sub.choices[command])
     args = parser.parse_args(argv)
-    return int(importlib.import_module(f"watercolour.commands.{args.command}").run(args) or 0)
+    try:
+        return int(importlib.import_module(f"watercolour.commands.{args.command}").run(args) or 0)
+    except UsageError as error:
+        command = " ".join(word for word in (args.command, getattr(args, "step", None)) if word)
+        parser.exit(2, f"watercolour {command}: error: {error}\n")
 
 
 if __name__ == "__main__":

@@ -196,7 +196,12 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         key, separator, value = item.partition("=")
         if not separator or not key.strip():
             raise ValueError(f"override {item!r} is not key=value (for example training.steps=3)")
-        overrides[key.strip()] = yaml.safe_load(value)
+        try:
+            overrides[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ValueError(
+                f"override {item!r}: the value is not valid YAML (quote a string with ':' or '[')"
+            ) from None
     return overrides
 
 

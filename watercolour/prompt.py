@@ -1,8 +1,9 @@
 """The painting task: the system prompt, the closed list of brush methods, the subjects and the chat messages.
 
-`ALLOWLIST` is the one source of truth for which `brush.*` methods a sketch may call: the prompt lists them
-and the gate refuses anything else, so the two cannot drift apart (the published recipe enforced its list
-only in the prompt while its gate accepted all 47 p5.brush methods).
+`ALLOWLIST` is the one source of truth for which `brush.*` methods a sketch may call, and the `P5_*` and `JS_*`
+tables for every other global name it may use: the prompt lists them and the gate refuses anything else, so
+the two cannot drift apart (the published recipe enforced its list only in the prompt while its gate accepted
+all 47 p5.brush methods and any other global).
 """
 
 from __future__ import annotations
@@ -28,6 +29,33 @@ ALLOWLIST: tuple[str, ...] = tuple(BRUSH_METHODS)
 # The calls that put pigment down; a sketch with none of them cannot paint anything.
 PAINTING_METHODS: tuple[str, ...] = ("endShape", "circle")
 
+# The other global names a sketch may use, by how it may use them (`watercolour.sketch` enforces the how).
+# Called as statements only: in p5 2.3 `translate`, `background` and `createCanvas` return the renderer, whose
+# drawing context and p5 instance are one property away, so their results may not be used.
+P5_STATEMENTS: tuple[str, ...] = tuple(
+    "createCanvas background angleMode noLoop translate rotate scale push pop randomSeed noiseSeed".split()
+)
+# Called, anywhere: each returns a number (`random(list)` an element of the sketch's own list).
+P5_MATHS: tuple[str, ...] = tuple(
+    "abs ceil constrain dist exp floor fract lerp log mag map max min norm pow round sq sqrt sin cos tan asin acos "
+    "atan atan2 degrees radians random randomGaussian noise".split()
+)
+P5_CONSTANTS: tuple[str, ...] = tuple(
+    "width height PI TWO_PI HALF_PI QUARTER_PI TAU DEGREES RADIANS WEBGL CLOSE".split()
+)
+JS_FUNCTIONS: tuple[str, ...] = ("parseInt", "parseFloat", "isFinite", "isNaN", "Array")
+JS_CONSTANTS: tuple[str, ...] = ("NaN", "Infinity")
+# Namespaces: only these static members, never the object itself (`Object.getPrototypeOf` reaches the page).
+JS_NAMESPACES: dict[str, tuple[str, ...]] = {
+    "Math": tuple(
+        "abs acos acosh asin asinh atan atan2 atanh cbrt ceil clz32 cos cosh exp expm1 floor fround hypot imul log "
+        "log10 log1p log2 max min pow random round sign sin sinh sqrt tan tanh trunc E LN10 LN2 LOG10E LOG2E PI "
+        "SQRT1_2 SQRT2".split()
+    ),
+    "Number": ("isFinite", "isInteger", "parseFloat", "parseInt", "EPSILON"),
+    "Array": ("from", "isArray", "of"),
+}
+
 DEFAULT_SUBJECT = "a peach hibiscus"
 SUBJECTS: tuple[str, ...] = (
     DEFAULT_SUBJECT,
@@ -46,6 +74,11 @@ SUBJECTS: tuple[str, ...] = (
 )
 
 _METHOD_LINES = "\n".join(f"- brush.{signature}: {purpose}." for signature, purpose in BRUSH_METHODS.values())
+_OTHER_NAMES = (
+    f"the p5 calls {', '.join(P5_STATEMENTS)} (as statements); the p5 maths {', '.join(P5_MATHS)}; the constants "
+    f"{', '.join(P5_CONSTANTS + JS_CONSTANTS)}; {', '.join(JS_FUNCTIONS)}; "
+    + "; ".join(f"{name}.{'/'.join(members) if len(members) < 8 else '*'}" for name, members in JS_NAMESPACES.items())
+)
 
 # The numbers are explicit because vague words failed in the published recipe's measurements: "soft translucent
 # washes" came out at opacity ~40 and left no visible paint, and a model that copied the translate still painted
@@ -82,8 +115,8 @@ These ten methods are the whole of `brush`; nothing else exists on it, and brush
 
 Do not use plain p5 drawing functions such as ellipse, rect, line, circle, vertex, beginShape or endShape \
 without `brush.` in front; do not draw text; do not load images, fonts or files, and make no network \
-requests. Plain p5 helpers for maths, transforms and control flow (cos, sin, random, map, \
-translate, push, pop, loops) are fine."""
+requests. Besides `brush` and your own variables and functions (declare each with let, const or function), \
+the only names a sketch may use are {_OTHER_NAMES}. Loops, conditions, arrays and objects are fine."""
 
 
 # The short prompt keeps what the gate checks (the skeleton, the 0-600 canvas, the closed method list, no plain p5

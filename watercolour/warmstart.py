@@ -34,6 +34,10 @@ MAX_TRIES_PER_EXAMPLE = 20
 POOL_SHARE = 1 / 3
 
 
+class ExamplesDoNotFit(ValueError):
+    """The preset's completion budget is too small for the examples asked for: a configuration error."""
+
+
 @dataclass
 class WarmStartReport:
     """What the warm start did, written to `run_dir/warmstart/warmstart.json`."""
@@ -93,7 +97,7 @@ def build_examples(
         if fits(text):
             chosen.append((topic, text))
         elif tried >= MAX_TRIES_PER_EXAMPLE * count:
-            raise ValueError(
+            raise ExamplesDoNotFit(
                 f"only {len(chosen)} of {count} {style} warm-start examples fit max_completion_length="
                 f"{max_completion_tokens} tokens after {tried} procedural sketches: raise the budget or use the "
                 "compact style"

@@ -18,13 +18,14 @@ import time
 from pathlib import Path
 
 from renderers import render_many
+from watercolour.commands.arguments import output_folder
 from watercolour.gallery import GalleryItem, write_gallery
 from watercolour.records import RenderResult
 from watercolour.reference_pool import load_pool
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=Path("runs/demo"), help="Output folder (default: runs/demo).")
+    parser.add_argument("--out", type=output_folder, default="runs/demo", help="Output folder (default: runs/demo).")
     parser.add_argument("--seed", type=int, default=0, help="Render seed (default: 0, the committed renders' seed).")
     parser.add_argument("--pool-only", action="store_true", help="Only render the pool gallery; no training.")
     parser.add_argument(

@@ -8,11 +8,24 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+
+from watercolour.commands.arguments import (
+    UsageError,
+    check_inputs,
+    existing_folder,
+    output_folder,
+    override,
+    positive_int,
+    preset,
+    run_config,
+    writable_folder,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--adapter", type=Path, required=True, help="A LoRA adapter folder (warm start or run).")
+    parser.add_argument(
+        "--adapter", type=existing_folder, required=True, help="A LoRA adapter folder (warm start or run)."
+    )
     parser.add_argument(
         "--base",
         action=argparse.BooleanOptionalAction,
@@ -21,31 +34,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--against",
-        type=Path,
+        type=existing_folder,
         help="Compare with this adapter instead of the base policy (e.g. a run's warm start against its final "
         "adapter); same base model, prompt and seeds.",
     )
-    parser.add_argument("--n", type=int, default=8, help="Paintings per policy (default 8).")
+    parser.add_argument("--n", type=positive_int, default=8, help="Paintings per policy (default 8).")
     parser.add_argument(
-        "--preset", help="Preset for sampling and scoring (default: the one the adapter was trained with)."
+        "--preset",
+        type=preset,
+        help="Preset for sampling and scoring (default: the one the adapter was trained with).",
     )
-    parser.add_argument("--out", type=Path, help="Output folder (default: ADAPTER/../evaluation).")
+    parser.add_argument("--out", type=output_folder, help="Output folder (default: ADAPTER/../evaluation).")
     parser.add_argument("--seed", type=int, default=0, help="Sampling seed, shared by both policies (default 0).")
-    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="Configuration overrides.")
+    parser.add_argument("overrides", nargs="*", type=override, metavar="KEY=VALUE", help="Configuration overrides.")
 
 
 def run(args: argparse.Namespace) -> int:
     from watercolour.adapter import METADATA_FILE
-    from watercolour.config import load_config, parse_overrides
-    from watercolour.evaluation import evaluate, format_evaluation
 
+    for adapter in (args.adapter, args.against):
+        if adapter is not None and not (adapter / "adapter_config.json").is_file():
+            raise UsageError(f"{adapter} holds no adapter_config.json: pass a LoRA adapter folder")
     metadata = args.adapter / METADATA_FILE
     trained_with = json.loads(metadata.read_text()).get("config_name") if metadata.is_file() else None
-    preset = args.preset or trained_with
-    if not preset:
-        raise SystemExit(f"{args.adapter} does not say which preset trained it: pass --preset (e.g. demo)")
-    config = load_config(preset, parse_overrides(args.overrides))
+    preset_name = args.preset or trained_with
+    if not preset_name:
+        raise UsageError(f"{args.adapter} does not say which preset trained it: pass --preset (e.g. demo)")
+    config = run_config(preset_name, args.overrides)
+    check_inputs(config)
     out = args.out or args.adapter.parent / "evaluation"
+    writable_folder(out, "--out")
+    from watercolour.evaluation import evaluate, format_evaluation
+
     report = evaluate(args.adapter, args.n, config, out, base=args.base, seed=args.seed, against=args.against)
     print(f"{report['subject']}, {args.n} samples per policy, backends {report['backends']}")
     print(format_evaluation(report))

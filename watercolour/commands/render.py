@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rewards.gate import static_check
+from watercolour.commands.arguments import existing_file, output_folder, positive_float, positive_int
 from watercolour.records import RenderResult
 from watercolour.sketch import extract_sketch
 
@@ -52,13 +53,31 @@ class PoolOnDemand:
 
 
 def add_arguments(parser: argparse.ArgumentParser, writes_pngs: bool = True) -> None:
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="Sketch (.js) or completion files.")
+    parser.add_argument(
+        "paths", nargs="+", type=existing_file, metavar="PATH", help="Sketch (.js) or completion files."
+    )
     if writes_pngs:
-        parser.add_argument("--out", type=Path, required=True, help="Folder for the PNGs, named after each input.")
-        parser.add_argument("--size", type=int, default=600, help="Canvas size in pixels (default 600).")
+        parser.add_argument(
+            "--out", type=output_folder, required=True, help="Folder for the PNGs, named after each input."
+        )
+        parser.add_argument("--size", type=canvas_size, default=600, help="Canvas size in pixels (default 600).")
     parser.add_argument("--seed", type=int, default=0, help="Seed for Math.random and p5.brush (default 0).")
-    parser.add_argument("--deadline", type=float, default=30.0, help="Seconds before a page is killed (default 30).")
+    parser.add_argument(
+        "--deadline", type=positive_float, default=30.0, help="Seconds before a page is killed (default 30)."
+    )
     parser.add_argument("--json", action="store_true", help="One JSON object per input per line on stdout.")
+
+
+# A typo (60000) would ask for a 14 GB picture; 4096 is well above any size the project renders (600 for the
+# reward, 300 in tests).
+MAX_SIZE = 4096
+
+
+def canvas_size(text: str) -> int:
+    size = positive_int(text)
+    if size > MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"{text} is larger than {MAX_SIZE} pixels")
+    return size
 
 
 def read_completion(path: Path) -> str:
@@ -73,11 +92,8 @@ def sketch_of(path: Path) -> str | None:
 
 
 def run_batch(args: argparse.Namespace, process: Callable[[object, Path], Awaitable[dict]], show: Callable) -> int:
-    """Run `process(pool, path)` for every input on one warm pool; 2 on usage errors, 1 if the renderer failed."""
-    missing = [str(path) for path in args.paths if not path.is_file()]
-    if missing:
-        print(f"watercolour {args.command}: no such file: {', '.join(missing)}", file=sys.stderr)
-        return 2
+    """Run `process(pool, path)` for every input on one warm pool (the inputs were checked when parsed); 1 if the
+    renderer failed."""
     return asyncio.run(_run_all(args, process, show))
 
 

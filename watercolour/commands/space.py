@@ -7,8 +7,18 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
-from watercolour.space_control import SpaceSettings, hub_api, sleep_space, wait_until_loaded, wake_space
+from watercolour.commands.arguments import UsageError, positive_float, positive_int
+from watercolour.space_control import (
+    SpaceSettings,
+    SpaceUnavailable,
+    hub_api,
+    sleep_space,
+    wait_until_loaded,
+    wake_space,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,12 +26,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repo_id", help="The Space, e.g. me/watercolour-hpsv3.")
     parser.add_argument("--endpoint", default="https://huggingface.co", help="Hub API endpoint.")
     parser.add_argument("--token-env", default="HF_TOKEN", help="Env var holding the Space owner's token.")
-    parser.add_argument("--idle-s", type=int, default=900, help="Idle timeout for `sleep`, in seconds.")
+    parser.add_argument("--idle-s", type=positive_int, default=900, help="Idle timeout for `sleep`, in seconds.")
     parser.add_argument("--health-url", help="With `wake`: also wait until this /health says loaded.")
-    parser.add_argument("--timeout-s", type=float, default=900.0, help="Budget for `wake`, in seconds.")
+    parser.add_argument("--timeout-s", type=positive_float, default=900.0, help="Budget for `wake`, in seconds.")
 
 
 def run(args: argparse.Namespace) -> int:
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    if not os.environ.get(args.token_env):
+        raise UsageError(f"${args.token_env} is not set: Space control needs the Space owner's token in it")
+    try:
+        return control(args)
+    except RepositoryNotFoundError:
+        raise UsageError(f"no Space {args.repo_id} at {args.endpoint} that this token can see") from None
+    except (SpaceUnavailable, OSError) as error:  # the Hub or the Space did not answer: not bad input, still one line
+        print(f"watercolour space: {error}", file=sys.stderr)
+        return 1
+
+
+def control(args: argparse.Namespace) -> int:
     settings = SpaceSettings(
         repo_id=args.repo_id,
         endpoint=args.endpoint,

@@ -7,14 +7,26 @@ See docs/learning.md.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from watercolour.commands.arguments import (
+    UsageError,
+    check_inputs,
+    output_folder,
+    override,
+    positive_float,
+    positive_int,
+    preset,
+    run_config,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--preset", required=True, help="Run preset in deployments/presets (e.g. demo).")
-    parser.add_argument("--run-dir", type=Path, help="Run directory (default runs/<name>).")
-    parser.add_argument("--examples", type=int, default=48, help="SFT examples, pool and procedural (default 48).")
-    parser.add_argument("--epochs", type=float, default=1.0, help="Passes over the examples (default 1).")
+    parser.add_argument("--preset", type=preset, required=True, help="Run preset in deployments/presets (e.g. demo).")
+    parser.add_argument("--run-dir", type=output_folder, help="Run directory (default runs/<name>).")
+    parser.add_argument(
+        "--examples", type=positive_int, default=48, help="SFT examples, pool and procedural (default 48)."
+    )
+    parser.add_argument("--epochs", type=positive_float, default=1.0, help="Passes over the examples (default 1).")
     parser.add_argument(
         "--style",
         choices=("full", "compact"),
@@ -22,19 +34,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="full: pool and procedural sketches; compact: short procedural sketches only (default full).",
     )
     parser.add_argument(
-        "overrides", nargs="*", metavar="KEY=VALUE", help="Configuration overrides, e.g. training.lora_r=8."
+        "overrides",
+        nargs="*",
+        type=override,
+        metavar="KEY=VALUE",
+        help="Configuration overrides, e.g. training.lora_r=8.",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from watercolour.config import load_config, parse_overrides
-    from watercolour.warmstart import warm_start
+    config = run_config(args.preset, args.overrides, run_dir=args.run_dir)
+    check_inputs(config)
+    from watercolour.warmstart import ExamplesDoNotFit, warm_start
 
-    overrides = parse_overrides(args.overrides)
-    if args.run_dir is not None:
-        overrides["run_dir"] = str(args.run_dir)
-    config = load_config(args.preset, overrides)
-    report = warm_start(config, examples=args.examples, epochs=args.epochs, style=args.style)
+    try:
+        report = warm_start(config, examples=args.examples, epochs=args.epochs, style=args.style)
+    except ExamplesDoNotFit as error:
+        raise UsageError(str(error)) from None
     print(
         f"warm start: {report.examples} examples ({report.pool_examples} from the pool), {report.optimizer_steps} "
         f"steps, {report.tokens} tokens in {report.seconds:.0f} s; loss {report.first_loss:.3f} -> "
