@@ -38,7 +38,9 @@ def test_the_local_stack_restarts_a_worker_whose_environment_changed_and_stops_c
 
     def script(action: str, **extra: str) -> subprocess.CompletedProcess:
         env = {**base, **extra}
-        return subprocess.run([str(SCRIPT), action], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=400)
+        return subprocess.run(
+            [str(SCRIPT), action], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=400
+        )
 
     def worker_pid() -> int:
         return int((home / "worker.pid").read_text())
@@ -53,7 +55,10 @@ def test_the_local_stack_restarts_a_worker_whose_environment_changed_and_stops_c
         # The env line puts this checkout's prefect first on PATH, so the README's next command is found.
         exports = script("env").stdout
         found = subprocess.run(
-            ["bash", "-c", f"{exports}\ncommand -v prefect"], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True
+            ["bash", "-c", f"{exports}\ncommand -v prefect"],
+            env={"PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
         )
         assert found.stdout.strip() == str(ROOT / ".venv" / "bin" / "prefect")
 
