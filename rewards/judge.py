@@ -68,6 +68,10 @@ class Judge(Protocol):
 
     async def judge(self, png: bytes, group_seed: int) -> JudgeVerdict: ...
 
+    async def compare(self, png_a: bytes, png_b: bytes) -> Winner | None:
+        """One question: the better of image A and image B (None when the reply named neither)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -248,6 +252,9 @@ class OpenAIJudge:
         drawn = draw_references(self.pool, self.settings.references, group_seed, self.settings.mix)
         references = [(r.name, self._reference_url(r)) for r in drawn]
         return await pairwise_verdict(self._compare, _data_url(png), references, self.backend_id)
+
+    async def compare(self, png_a: bytes, png_b: bytes) -> Winner | None:
+        return await self._compare(_data_url(png_a), _data_url(png_b))
 
     async def _compare(self, image_a: str, image_b: str) -> Winner | None:
         s = self.settings

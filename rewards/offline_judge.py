@@ -9,6 +9,7 @@ to "A", as a position-biased judge's would, so ties score 1/2 and count as posit
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,11 +55,12 @@ class PoolSimilarityJudge:
         self.pool = list(pool)
         self.backend_id = f"offline-pool-similarity-v1:{judge_digest(settings, pool)}"
         self._profiles: dict[str, Profile] = {}
+        self._pictures: dict[str, Profile] = {}
         love = [r for r in self.pool if r.tier == "love"] or self.pool
         self._target = np.mean([self._reference(r).vector for r in love], axis=0)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_profiles": {}}
+        return {**self.__dict__, "_profiles": {}, "_pictures": {}}
 
     def _reference(self, reference: PoolReference) -> Profile:
         if reference.name not in self._profiles:
@@ -72,6 +74,16 @@ class PoolSimilarityJudge:
         drawn = draw_references(self.pool, self.settings.references, group_seed, self.settings.mix)
         references = [(r.name, self._reference(r)) for r in drawn]
         return await pairwise_verdict(self._compare, profile(png), references, self.backend_id)
+
+    async def compare(self, png_a: bytes, png_b: bytes) -> Winner | None:
+        return await self._compare(self._picture(png_a), self._picture(png_b))
+
+    def _picture(self, png: bytes) -> Profile:
+        # The audit asks about the same few dozen pictures hundreds of times; decoding is the whole cost.
+        key = hashlib.sha256(png).hexdigest()
+        if key not in self._pictures:
+            self._pictures[key] = profile(png)
+        return self._pictures[key]
 
     async def _compare(self, image_a: Profile, image_b: Profile) -> Winner | None:
         return "B" if self.merit(image_b) > self.merit(image_a) + TIE else "A"
