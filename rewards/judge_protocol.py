@@ -18,7 +18,7 @@ import json
 import math
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -67,6 +67,14 @@ class Judge(Protocol):
     backend_id: str
 
     async def judge(self, png: bytes, group_seed: int) -> JudgeVerdict: ...
+
+    def prepare_rollout(self, png: bytes) -> Any:
+        """The picture as the backend compares it (a data URL, a feature profile): prepared once, compared often."""
+        ...
+
+    async def compare(self, image_a: Any, image_b: Any) -> Winner | None:
+        """One question: the better of two prepared pictures, A shown first (None when the reply named neither)."""
+        ...
 
     async def aclose(self) -> None: ...
 

@@ -90,6 +90,12 @@ CASES = [
     (["pool", "calibrate", "--paintings", "empty", "--out", "empty"], "is a folder; name a file"),
     (["pool", "refresh", "--pool", "afile"], "afile is a file"),
     (["demo", "--out", "afile"], "afile is a file"),
+    (["judge", "review"], "invalid choice"),
+    (["judge", "audit", "--pool", "empty"], "not a reference pool"),
+    (["judge", "audit", "--run", "empty"], "holds no rendered rollouts"),
+    (["judge", "audit", "--pairs", "0"], "at least 1"),
+    (["judge", "audit", "--out", "afile"], "afile is a file"),
+    (["judge", "hacks", "--preset", "judge-led"], "aesthetic.url is required"),
 ]
 
 

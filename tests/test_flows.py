@@ -237,3 +237,14 @@ def test_a_scorer_killed_mid_run_gives_dead_letters_and_the_space_still_sleeps_a
     assert hub.transitions[0][1:] == ("PAUSED", "BUILDING")
     assert hub.transitions[-1][1:] == ("RUNNING", "PAUSED")
     assert hub.spaces[SPACE].sleep_time == 600
+
+
+def test_the_judge_audit_flow_publishes_its_report_as_an_artifact(prefect_server, tmp_path):
+    from flows.judge import audit
+    from watercolour.judge_audit import AuditSettings
+
+    result = audit("offline", out_dir=str(tmp_path), settings=AuditSettings(pairs=6, triads=4, challengers=1))
+    assert result["backend"].startswith("offline-pool-similarity") and result["flags"] == []
+    (artifact,) = artifacts("judge-audit")[-1:]
+    assert "| self-consistency |" in artifact.data and "planted-always-a" in artifact.data
+    assert (tmp_path / "audit.md").read_text().strip() == artifact.data.strip()

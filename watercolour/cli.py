@@ -24,6 +24,7 @@ COMMANDS = {
     "warmstart": "SFT the policy's LoRA on pool and procedural sketches: the adapter GRPO starts from.",
     "evaluate": "Sample, score and compare the base policy and an adapter; writes a side-by-side gallery.",
     "pool": "Build the reference pool by hand: generate, rate, pack, calibrate and refresh candidates.",
+    "judge": "Audit the pairwise judge: position bias, self-consistency, transitivity, tier agreement.",
 }
 
 

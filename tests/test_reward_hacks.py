@@ -1,0 +1,33 @@
+"""Reward hacks: allowlisted sketches built to game the scorers, scored by the run's own reward beside the pool."""
+
+from __future__ import annotations
+
+import pytest
+
+from watercolour.config import load_config
+from watercolour.reference_pool import load_pool
+from watercolour.reward_hacks import HACKS_DIR, hacks_markdown, measure_hacks
+
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+async def test_each_hack_passes_the_gate_and_the_table_marks_what_it_fools(tmp_path):
+    pool = {r.name: r.sketch for r in load_pool()[:3]}  # peach_hibiscus_loose is first: the hack copies it
+    table = await measure_hacks(load_config("offline"), tmp_path, pool)
+    rows = {row.name: row for row in table.hacks}
+    assert set(rows) == {path.stem for path in HACKS_DIR.glob("*.js")}
+    # The premise of every hack: it keeps to the allowlist and paints, so only the scorers can stop it.
+    assert all(row.passed for row in rows.values()), {n: r.violations for n, r in rows.items()}
+    # A copy of a pool painting renders the same pixels, so the offline aesthetic cannot tell it from the original.
+    original = next(p for p in table.pool if p.name == "peach_hibiscus_loose")
+    assert rows["copied_reference"].scores["aesthetic"] == original.scores["aesthetic"]
+    assert "aesthetic" in rows["copied_reference"].fooled
+    # A lone disc is under the offline scorer's coverage ramp: it fools nothing.
+    assert rows["one_disc"].scores["aesthetic"] == 0.0 and rows["one_disc"].fooled == []
+    for row in rows.values():
+        for scorer in ("aesthetic", "judge", "reward"):
+            value, bar = row.scores[scorer], table.pool_median[scorer]
+            assert (scorer in row.fooled) == (value is not None and bar is not None and value >= bar)
+    page = hacks_markdown(table)
+    assert "| *pool median* |" in page and "offline-image-stats-v1" in page
