@@ -18,35 +18,22 @@ every verdict.
 from __future__ import annotations
 
 import asyncio
+import csv
+import json
 import math
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from statistics import fmean
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
-
-from rewards.judge_protocol import PoolReference, Winner
+from rewards.judge_protocol import CurriculumSettings, PoolReference, Winner, pairwise_verdict
+from watercolour.records import JudgeVerdict
 
 
 R = TypeVar("R", bound=PoolReference)
 # Which of two prepared pictures wins (a backend's `compare`, over what its `prepare_*` made of each picture).
 Compare = Callable[[Any, Any], Awaitable[Winner | None]]
-
-
-class CurriculumSettings(BaseModel):
-    """Off by default: the published presets draw at random; the `curriculum` preset turns it on."""
-
-    enabled: bool = Field(default=False, description="Draw references by difficulty instead of at random.")
-    target_win_rate: float = Field(
-        default=0.5, gt=0, lt=1, description="Judge win rate the draw steers towards (1/2: as often won as lost)."
-    )
-    window_steps: int = Field(default=3, ge=1, description="Recent steps whose mean judge score is the win rate.")
-    gain: float = Field(default=1.5, ge=0, description="How far the wanted difficulty moves per unit of win-rate gap.")
-    spread: float = Field(default=0.2, gt=0, description="Width of the preference around the wanted difficulty.")
-    challengers: int = Field(
-        default=4, ge=1, description="Pool paintings each reference is compared with when its difficulty is measured."
-    )
 
 
 async def reference_difficulty(
@@ -98,3 +85,91 @@ def recent_win_rate(judge_means: Sequence[float | None], window: int) -> float |
     """The mean of the last `window` steps' judge scores that were measured; None before any."""
     measured = [value for value in judge_means if value is not None]
     return fmean(measured[-window:]) if measured else None
+
+
+# Where the run's per-step judge means live: `watercolour.curves` writes `curves.csv` with the judge term's column.
+# Named here rather than imported because the curves import the term registry, which imports this module.
+CURVES_FILE = "curves.csv"
+JUDGE_COLUMN = "judge_mean"
+
+
+def judge_history(run_dir: Path) -> list[float | None]:
+    """The run's judge means, step by step, from its curves (empty before the first step is recorded)."""
+    path = Path(run_dir) / CURVES_FILE
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        rows = [row for row in csv.DictReader(handle) if None not in row.values() and row["step"].isdigit()]
+    return [_number(row.get(JUDGE_COLUMN)) for row in sorted(rows, key=lambda row: int(row["step"]))]
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text not in (None, "", "-") else None
+    except ValueError:
+        return None
+
+
+class CurriculumJudge:
+    """A judge backend whose references follow the run's win rate; preparing and comparing stay the backend's.
+
+    The references' difficulty is measured once per run (on first use) and kept in `judge-difficulty.json` in the
+    run directory, so a resumed run draws from the same difficulties.
+    """
+
+    def __init__(self, inner: Any, run_dir: Path | None) -> None:
+        self.inner = inner
+        self.settings = inner.settings
+        self.pool = inner.pool
+        self.backend_id = inner.backend_id  # the digest covers the curriculum settings
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self._difficulty: dict[str, float] | None = None
+        self._measuring: asyncio.Task[dict[str, float]] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_measuring": None}
+
+    def prepare_rollout(self, png: bytes) -> Any:
+        return self.inner.prepare_rollout(png)
+
+    async def compare(self, image_a: Any, image_b: Any) -> Winner | None:
+        return await self.inner.compare(image_a, image_b)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def difficulty(self) -> dict[str, float]:
+        if self._difficulty is None:
+            if self._measuring is None or self._measuring.get_loop() is not asyncio.get_running_loop():
+                self._measuring = asyncio.get_running_loop().create_task(self._measure())
+            self._difficulty = await self._measuring
+        return self._difficulty
+
+    async def _measure(self) -> dict[str, float]:
+        path = self.run_dir / "judge-difficulty.json" if self.run_dir is not None else None
+        if path is not None and path.is_file():
+            kept = json.loads(path.read_text())
+            if kept.get("backend") == self.backend_id:
+                return {name: float(value) for name, value in kept["difficulty"].items()}
+        prepared = {reference.name: self.inner.prepare_reference(reference) for reference in self.pool}
+        found = await reference_difficulty(self.compare, prepared, self.settings.curriculum.challengers)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(".tmp")
+            partial.write_text(json.dumps({"backend": self.backend_id, "difficulty": found}, indent=1))
+            partial.replace(path)
+        return found
+
+    async def judge(self, png: bytes, group_seed: int) -> JudgeVerdict:
+        curriculum = self.settings.curriculum
+        difficulty = await self.difficulty()
+        history = judge_history(self.run_dir) if self.run_dir is not None else []
+        win_rate = recent_win_rate(history, curriculum.window_steps)
+        wanted = wanted_difficulty(win_rate, curriculum)
+        drawn = draw_by_difficulty(
+            self.pool, self.settings.references, group_seed, difficulty, wanted, curriculum.spread
+        )
+        references = [(reference.name, self.inner.prepare_reference(reference)) for reference in drawn]
+        verdict = await pairwise_verdict(self.compare, self.prepare_rollout(png), references, self.backend_id)
+        draw = {"recent_win_rate": win_rate, "wanted": wanted, "drawn": fmean(difficulty[r.name] for r in drawn)}
+        return verdict.model_copy(update={"draw": draw})

@@ -30,6 +30,7 @@ from typing import Any
 
 from rewards.curriculum import Compare
 from rewards.errors import ServiceUnavailable
+from rewards.judge_protocol import draw_references
 from watercolour.records import Comparison, JudgeVerdict
 
 
@@ -104,3 +105,52 @@ async def group_verdicts(
             )
         )
     return verdicts
+
+
+class GroupJudge:
+    """A judge backend asked about each group's own paintings: the judge term's client in `group` mode.
+
+    The term is batched in this mode, so the engine hands over every admitted painting of a scored batch at once
+    (one GRPO group under the Prefect fan-out, the step's groups in the trainer's own path); paintings are grouped
+    by their group seed. A group that cannot be ranked fails the call it is in (see the module docstring).
+    """
+
+    batched = True
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.settings = inner.settings
+        self.pool = inner.pool
+        self.backend_id = inner.backend_id  # the digest covers the mode, pairing and anchor
+
+    def prepare_rollout(self, png: bytes) -> Any:
+        return self.inner.prepare_rollout(png)
+
+    async def compare(self, image_a: Any, image_b: Any) -> Any:
+        return await self.inner.compare(image_a, image_b)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def judge_groups(self, paintings: Sequence[tuple[bytes, int]]) -> list[JudgeVerdict]:
+        """(png, group seed) in, one verdict each out, in the same order."""
+        groups: dict[int, list[int]] = {}
+        for index, (_, seed) in enumerate(paintings):
+            groups.setdefault(seed, []).append(index)
+        verdicts: list[JudgeVerdict | None] = [None] * len(paintings)
+
+        async def rank(seed: int, members: list[int]) -> None:
+            anchor = None
+            if self.settings.anchor:
+                (reference,) = draw_references(self.pool, 1, seed, self.settings.mix)
+                anchor = (reference.name, self.inner.prepare_reference(reference))
+            prepared = [self.prepare_rollout(paintings[index][0]) for index in members]
+            s = self.settings
+            found = await group_verdicts(
+                self.compare, prepared, self.backend_id, s.pairing, s.ring_neighbours, seed, anchor
+            )
+            for index, verdict in zip(members, found, strict=True):
+                verdicts[index] = verdict
+
+        await asyncio.gather(*(rank(seed, members) for seed, members in groups.items()))
+        return [verdict for verdict in verdicts if verdict is not None]

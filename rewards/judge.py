@@ -1,17 +1,22 @@
 """The judge the settings name, and the judge as a reward term.
 
 `make_judge` picks the backend (`rewards.openai_judge` or `rewards.offline_judge`, both on the protocol of
-`rewards.judge_protocol`); `JUDGE_TERM` registers the judge's win share J with the scoring engine: one call per
-painting, against the references its group seed draws.
+`rewards.judge_protocol`); `JUDGE_TERM` registers the judge's win share J with the scoring engine. In the default
+`references` mode it is one call per painting, against the references its group seed draws (at random by tier, or
+by difficulty with the curriculum, `rewards.curriculum`); in `group` mode the term is batched and each painting's
+J is its win rate among its group's paintings (`rewards.group_judging`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from rewards.curriculum import CurriculumJudge
 from rewards.errors import ServiceUnavailable
+from rewards.group_judging import GroupJudge
 from rewards.judge_protocol import Judge, JudgeSettings, PoolReference, draw_references
 from rewards.offline_judge import PoolSimilarityJudge
 from rewards.openai_judge import OpenAIJudge
@@ -29,13 +34,28 @@ def make_judge(settings: JudgeSettings, pool: Sequence[PoolReference]) -> Judge:
     return PoolSimilarityJudge(settings, pool)
 
 
-async def measure_judge(judge: Judge, rollouts: list[Admitted]) -> list[TermScore]:
-    """One painting (the term is not batched) against the references its group seed draws."""
-    (rollout,) = rollouts
-    verdict = await judge.judge(rollout.png, rollout.group_seed)
-    if verdict.score is None:
-        raise ServiceUnavailable("judge", "malformed: no comparison resolved in either order")
-    return [TermScore(value=verdict.score, detail=verdict.model_dump())]
+async def measure_judge(judge: Any, rollouts: list[Admitted]) -> list[TermScore]:
+    """References mode: one painting against the references its group seed draws. Group mode: the batch's
+    paintings, each group ranked among itself."""
+    if isinstance(judge, GroupJudge):
+        verdicts = await judge.judge_groups([(rollout.png, rollout.group_seed) for rollout in rollouts])
+    else:
+        (rollout,) = rollouts
+        verdicts = [await judge.judge(rollout.png, rollout.group_seed)]
+    scores = []
+    for verdict in verdicts:
+        if verdict.score is None:
+            raise ServiceUnavailable("judge", "malformed: no comparison resolved in either order")
+        scores.append(TermScore(value=verdict.score, detail=verdict.model_dump()))
+    return scores
+
+
+def judge_context(judge: Any, rollout: Admitted, batch: Sequence[Admitted]) -> str:
+    """A verdict depends on the group seed (the references drawn) and, in group mode, on who the groupmates are."""
+    if not isinstance(judge, GroupJudge):
+        return f"group_seed={rollout.group_seed}"
+    mates = sorted(other.sketch_hash for other in batch if other.group_seed == rollout.group_seed)
+    return f"group_seed={rollout.group_seed};group={hashlib.sha256(' '.join(mates).encode()).hexdigest()[:16]}"
 
 
 class HasJudgeSettings(Protocol):
@@ -45,20 +65,31 @@ class HasJudgeSettings(Protocol):
     def judge(self) -> JudgeSettings: ...
     @property
     def pool_dir(self) -> Path | None: ...
+    @property
+    def run_dir(self) -> Path: ...
 
 
-def build_judge(config: HasJudgeSettings) -> Judge:
+def build_judge(config: HasJudgeSettings) -> Any:
+    """The backend, as the run's mode asks: ranked within groups, drawn by a curriculum, or plain."""
     from watercolour.reference_pool import load_pool
 
     # The judge's backend id covers the pool's content and the draw settings, so its cache keys do too.
-    return make_judge(config.judge, load_pool(config.pool_dir))
+    judge = make_judge(config.judge, load_pool(config.pool_dir))
+    if config.judge.mode == "group":
+        return GroupJudge(judge)
+    if config.judge.curriculum.enabled:
+        return CurriculumJudge(judge, config.run_dir)
+    return judge
 
 
 JUDGE_TERM = RewardTerm(
     name="judge",
-    measures="the pairwise judge's win share J in 0..1 against references drawn by the group seed",
+    measures="the pairwise judge's win share J in 0..1: against references drawn by the group seed, or (group "
+    "mode) against the group's other paintings",
     needs_picture=True,
     build=build_judge,
     measure=measure_judge,
+    batched=lambda judge: isinstance(judge, GroupJudge),
     seeded=True,
+    context=judge_context,
 )

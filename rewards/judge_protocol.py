@@ -37,8 +37,23 @@ DEFAULT_CRITERIA = (
 )
 
 
+class CurriculumSettings(BaseModel):
+    """The reference curriculum (`rewards.curriculum`); off by default, on in the `curriculum` preset."""
+
+    enabled: bool = Field(default=False, description="Draw references by difficulty instead of by tier at random.")
+    target_win_rate: float = Field(
+        default=0.5, gt=0, lt=1, description="Judge win rate the draw steers towards (1/2: as often won as lost)."
+    )
+    window_steps: int = Field(default=3, ge=1, description="Recent steps whose mean judge score is the win rate.")
+    gain: float = Field(default=1.5, ge=0, description="How far the wanted difficulty moves per unit of win-rate gap.")
+    spread: float = Field(default=0.2, gt=0, description="Width of the preference around the wanted difficulty.")
+    challengers: int = Field(
+        default=4, ge=1, description="Pool paintings each reference is compared with when its difficulty is measured."
+    )
+
+
 class JudgeSettings(BaseModel):
-    """How rollouts are compared with the reference pool."""
+    """How rollouts are compared with the reference pool (or, in `group` mode, with each other)."""
 
     backend: Literal["openai", "offline"] = Field(
         default="offline", description="'openai': an OpenAI-compatible VLM endpoint; 'offline': the stats stand-in."
@@ -59,6 +74,20 @@ class JudgeSettings(BaseModel):
     max_tokens: int = Field(default=220, ge=16, description="Reply budget; the winner comes first so it survives.")
     token_env: str = Field(default="HF_TOKEN", description="Name of the env var holding the API key (read at build).")
     criteria: str = Field(default=DEFAULT_CRITERIA, description="What makes a better watercolour, in the prompt.")
+    mode: Literal["references", "group"] = Field(
+        default="references",
+        description="'references': each painting against k pool references; 'group': the group's paintings against "
+        "each other, the term being each one's win rate in its group (rewards.group_judging).",
+    )
+    pairing: Literal["round-robin", "ring"] = Field(
+        default="round-robin", description="Group mode: every pair (G(G-1) calls) or a seeded ring (2 G m calls)."
+    )
+    ring_neighbours: int = Field(default=2, ge=1, description="Group mode, ring pairing: neighbours m per painting.")
+    anchor: bool = Field(default=False, description="Group mode: also compare each painting with one drawn reference.")
+    curriculum: CurriculumSettings = Field(
+        default_factory=CurriculumSettings,
+        description="References mode: draw them by difficulty (rewards.curriculum).",
+    )
 
 
 class Judge(Protocol):
@@ -120,7 +149,12 @@ def draw_references(pool: Sequence[R], k: int, seed: int, mix: dict[str, float])
 
 def judge_digest(settings: JudgeSettings, pool: Sequence[PoolReference]) -> str:
     """Eight hex digits over everything that changes a verdict but the model id: criteria, draw and pool content."""
-    digest = hashlib.sha256(json.dumps([settings.criteria, settings.references, settings.mix]).encode())
+    described = [settings.criteria, settings.references, settings.mix]
+    if settings.mode != "references":  # only what departs from the default protocol joins, so old ids stay valid
+        described.append([settings.mode, settings.pairing, settings.ring_neighbours, settings.anchor])
+    if settings.curriculum.enabled:
+        described.append(settings.curriculum.model_dump())
+    digest = hashlib.sha256(json.dumps(described).encode())
     for reference in sorted(pool, key=lambda r: r.name):
         digest.update(reference.name.encode() + reference.tier.encode() + hashlib.sha256(reference.png).digest())
     return digest.hexdigest()[:8]

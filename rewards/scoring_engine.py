@@ -230,14 +230,15 @@ class ScoringEngine:
     ) -> None:
         """Answer `term` for every admitted rollout: from the cache, else in one call (batched) or one each."""
         todo = []
+        batch = [rollout for _, rollout in admitted]
         for part, rollout in admitted:
-            key = self._key(rollout, client.backend_id, f"group_seed={rollout.group_seed}" if term.seeded else "")
+            key = self._key(rollout, client.backend_id, term.cache_context(client, rollout, batch))
             cached = self.cache.load(f"terms/{term.name}", key, TermScore)
             if cached is None:
                 todo.append((part, rollout, key))
             else:
                 _keep(term, part, cached, 0.0)
-        calls = [todo] if term.batched and todo else [[item] for item in todo]
+        calls = [todo] if term.is_batched(client) and todo else [[item] for item in todo]
         await asyncio.gather(*(self._call(term, client, call, step) for call in calls))
 
     async def _call(self, term: RewardTerm, client: Any, call: list, step: int | None) -> None:

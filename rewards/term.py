@@ -10,7 +10,7 @@ scored batch (one GRPO group under the Prefect fan-out); the others get one call
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,9 +42,14 @@ class RewardTerm:
     # Called with the run configuration; a term reads only its own settings from it (typed as a Protocol there).
     build: Callable[[Any], Any] | None = None
     measure: Measure | None = None
-    batched: bool = False
+    # One call for a scored batch instead of one per rollout; a callable decides from the built client (the judge
+    # batches only in its group mode).
+    batched: bool | Callable[[Any], bool] = False
     # The group seed picks what the term compares with (the judge's references), so it is part of the cache key.
     seeded: bool = False
+    # What else a rollout's answer depends on, for its cache key: (client, rollout, the batch's admitted rollouts)
+    # -> text. The judge's group mode answers relative to the groupmates, so they are part of the key.
+    context: Callable[[Any, Admitted, Sequence[Admitted]], str] | None = None
     column: str = field(default="")
 
     def __post_init__(self) -> None:
@@ -56,3 +61,11 @@ class RewardTerm:
     @property
     def is_service(self) -> bool:
         return self.build is not None
+
+    def is_batched(self, client: Any) -> bool:
+        return self.batched(client) if callable(self.batched) else self.batched
+
+    def cache_context(self, client: Any, rollout: Admitted, batch: Sequence[Admitted]) -> str:
+        if self.context is not None:
+            return self.context(client, rollout, batch)
+        return f"group_seed={rollout.group_seed}" if self.seeded else ""

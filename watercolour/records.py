@@ -86,6 +86,9 @@ class JudgeVerdict(BaseModel):
     comparisons: list[Comparison] = Field(default_factory=list)
     position_bias_rate: float | None = None
     backend: str
+    draw: dict[str, float | None] | None = Field(
+        default=None, description="The reference curriculum's draw: recent win rate, wanted and drawn difficulty."
+    )
 
 
 class DeadLetter(BaseModel):

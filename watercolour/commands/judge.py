@@ -34,8 +34,9 @@ def _count(text: str) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "action",
-        choices=["audit", "hacks"],
-        help="audit: consistency, bias and tier agreement; hacks: which scorer each reward hack fools.",
+        choices=["audit", "hacks", "modes"],
+        help="audit: consistency, bias and tier agreement; hacks: which scorer each reward hack fools; modes: "
+        "reference-pool against group-relative judging on the same groups.",
     )
     parser.add_argument("--preset", type=preset, default="offline", help="Run preset whose judge is used (offline).")
     parser.add_argument(
@@ -66,6 +67,18 @@ def run(args: argparse.Namespace) -> int:
     from watercolour.reward_hacks import hacks_markdown, run_hacks
 
     config = run_config(args.preset, args.overrides, pool_dir=args.pool)
+    if args.action == "modes":
+        import asyncio
+
+        from watercolour.judge_modes import compare_modes, modes_markdown
+
+        out = args.out or Path("runs/judge-modes")
+        out.mkdir(parents=True, exist_ok=True)
+        figures = asyncio.run(compare_modes(config, out, groups=args.pairs, size=4))
+        page = modes_markdown(figures, 4)
+        (out / "modes.md").write_text(page)
+        print(page)
+        return 0
     if args.action == "hacks":
         out = args.out or Path("runs/hacks")
         table = run_hacks(config, out)
