@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -67,3 +68,13 @@ def test_every_require_grads_hook_is_lifted_for_the_rollout_and_put_back() -> No
     assert _hook_count(model) == 2
     with input_grad_hooks_paused(model, paused=False):
         assert _hook_count(model) == 2
+
+
+def test_the_trainers_arguments_keep_trls_default_path_on_cpu(tmp_path: Path) -> None:
+    from watercolour.config import load_config
+    from watercolour.trainer import grpo_args
+
+    args = grpo_args(load_config("smoke"), tmp_path)
+    assert args.cache_implementation is None and args.pad_to_multiple_of is None
+    static = grpo_args(load_config("smoke", {"training.generation_cache": "static"}), tmp_path)
+    assert static.cache_implementation == "static" and static.pad_to_multiple_of is None
