@@ -33,11 +33,6 @@ class GenerationPlan:
     compile: bool
     pad_multiple: int | None
 
-    def describe(self) -> str:
-        compiled = "compiled" if self.compile else "eager"
-        padding = f", prompts padded to x{self.pad_multiple}" if self.pad_multiple else ""
-        return f"{self.cache} cache, {compiled} decode{padding}"
-
 
 def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationPlan:
     """Fill the configuration's `None`s for this device: static cache and compilation with a GPU, neither on CPU."""
