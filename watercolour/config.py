@@ -108,11 +108,36 @@ class TrainingSettings(BaseModel):
     save_steps: int = Field(default=10, ge=1, description="Checkpoint every this many steps (for resume).")
     bf16: bool | None = Field(default=None, description="bfloat16 training; None = on when the device supports it.")
     gradient_checkpointing: bool | None = Field(default=None, description="None = on when training on a GPU.")
+    generation_cache: Literal["dynamic", "static"] | None = Field(
+        default=None,
+        description="KV cache for rollouts: None = 'static' on a GPU (preallocated, so the decode step can be "
+        "compiled), 'dynamic' on CPU (TRL's default path).",
+    )
+    generation_compile: bool | None = Field(
+        default=None,
+        description="Compile the decode step (torch.compile with CUDA graphs) for rollouts; needs the static "
+        "cache. None = on with a GPU and the static cache (docs/training.md has the measured speed-up); the "
+        "first step pays the compilation.",
+    )
+    prompt_pad_multiple: int | None = Field(
+        default=64,
+        ge=1,
+        description="With a compiled decode step, left-pad prompts to a multiple of this many tokens, so prompts "
+        "of nearby lengths share one cache shape and one compiled graph across steps (None = no padding).",
+    )
     start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
     seed: int = Field(default=0, description="Seeds LoRA initialisation, sampling and data order (with resume).")
     project: str = Field(
         default="watercolour", description="trackio project the run logs to (the run is named after its directory)."
     )
+
+    @model_validator(mode="after")
+    def _compile_needs_static_cache(self) -> TrainingSettings:
+        # transformers compiles generation only over a preallocated cache; asked for with a dynamic one, it
+        # would silently run uncompiled.
+        if self.generation_compile and self.generation_cache == "dynamic":
+            raise ValueError("training.generation_compile needs training.generation_cache='static' (or None)")
+        return self
 
 
 class RunConfig(BaseModel):

@@ -27,6 +27,7 @@ from watercolour.adapter import export_adapter, load_policy
 from watercolour.config import RunConfig, TrainingSettings
 from watercolour.curves import CurvesFile, curve_row, summary_line
 from watercolour.gallery import write_gallery
+from watercolour.generation import enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
 from watercolour.policy import resolve_model, set_cpu_threads
 from watercolour.prompt import messages
 from watercolour.rollout_store import RolloutStore, gallery_items
@@ -60,7 +61,8 @@ class TimedGRPOTrainer(GRPOTrainer):
     def _generate(self, prompts: list) -> Any:
         started = time.perf_counter()
         try:
-            return super()._generate(prompts)
+            with input_grad_hooks_paused(self.model, paused=not self.generation_config.disable_compile):
+                return super()._generate(prompts)
         finally:
             self._record_time("generate", started)
 
@@ -143,6 +145,7 @@ def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
         run_name=run_dir.name,
         trackio_space_id=None,
         trackio_static_space_id=False,
+        **grpo_kwargs(resolve(training)),
     )
 
 
@@ -202,6 +205,7 @@ def build_trainer(
         peft_config=peft_config,
         callbacks=[CurvesCallback(CurvesFile(run_dir), echo=echo)],
     )
+    enable_compile(trainer, resolve(training))
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(QuietProgress())
     return trainer

@@ -1,0 +1,174 @@
+"""`python -m bench.gpu`: GRPO steps of random policies of published shapes on a GPU, default path against fast.
+
+For each shape and group size, builds the policy with random weights on the device, then runs a few steps of
+the project's trainer with TRL's default generation path (dynamic cache, eager) and with the trainer's own
+GPU defaults (static cache, compiled decode step), and prints seconds per part (generate, score, update) and
+generation tokens/s. The first fast step pays the compilation; later steps reuse the graphs. One log-prob and
+loss check runs on the first fast cell (bench/gpu/checks.py). Every row is appended to OUT/bench_gpu.jsonl as
+soon as it exists, so a run cut short keeps what it measured.
+
+    python -m bench.gpu --shapes qwen3-4b --generations 16 --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+
+def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    import tempfile
+
+    import torch
+
+    from bench.gpu.checks import logprob_check
+    from bench.gpu.profile import decode_profile
+    from bench.gpu.shapes import bench_tokenizer, build_model
+    from bench.gpu.step import bench_config, make_trainer, step_recorder
+
+    cuda = torch.cuda.is_available()
+    device, dtype = ("cuda", torch.bfloat16) if cuda else ("cpu", torch.float32)
+    tokenizer = bench_tokenizer()
+    args.out.mkdir(parents=True, exist_ok=True)
+    log = (args.out / "bench_gpu.jsonl").open("a")
+    rows: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    checked = False
+
+    def emit(row: dict[str, Any]) -> None:
+        rows.append(row)
+        log.write(json.dumps(row) + "\n")
+        log.flush()
+        print(json.dumps(row), flush=True)
+
+    for shape in args.shapes:
+        for generations in args.generations:
+            for path in args.paths:
+                max_len = args.default_max_len if path == "default" and args.default_max_len else args.max_len
+                cell = {"shape": shape, "generations": generations, "path": path, "max_len": max_len}
+                if time.perf_counter() - started > args.deadline_s:
+                    emit({**cell, "skipped": "deadline"})
+                    continue
+                steps = args.fast_steps if path == "fast" else args.default_steps
+                micro = min(args.micro_batch, generations)
+                with tempfile.TemporaryDirectory() as tmp:
+                    config = bench_config(generations, max_len, micro, path, Path(tmp))
+                    if cuda:
+                        torch.cuda.reset_peak_memory_stats()
+                    model = build_model(shape, tokenizer, device, dtype)
+                    trainer = make_trainer(model, tokenizer, config, steps)
+                    step_recorder(trainer, partial(emit_step, emit, cell))
+                    hard_stop(trainer, started + args.deadline_s)
+                    if path == "fast" and args.skip_guards_from:
+                        skip_guards(trainer, args.skip_guards_from)
+                    trainer.train()
+                    if path == "fast" and not checked and args.check:
+                        checked = True
+                        emit({**cell, "check": logprob_check(trainer, generations)})
+                        emit({**cell, "profile": decode_profile(trainer, generations, args.out)})
+                    del trainer, model
+                    gc.collect()
+                    torch._dynamo.reset()
+                    if cuda:
+                        torch.cuda.empty_cache()
+    return rows
+
+
+def emit_step(emit: Any, cell: dict[str, Any], row: dict[str, Any]) -> None:
+    emit({**cell, **row})
+
+
+def hard_stop(trainer: Any, deadline: float) -> None:
+    """Stop a cell's training after the step that crosses the deadline (the call limit is hard)."""
+    from transformers import TrainerCallback
+
+    class Stop(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if time.perf_counter() > deadline:
+                control.should_training_stop = True
+
+    trainer.add_callback(Stop())
+
+
+def skip_guards(trainer: Any, step: int) -> None:
+    """Diagnostic: from step `step` on, skip dynamo's guard evaluation, to see what guards cost each token."""
+    import torch
+    from transformers import TrainerCallback
+
+    class Stance(TrainerCallback):
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if state.global_step + 1 == step:
+                torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            torch.compiler.set_stance("default", skip_guard_eval_unsafe=False)
+
+    trainer.add_callback(Stance())
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    """One line per cell: the first step, the warm steps' medians, and the speed-up over the default path."""
+    cells: dict[tuple, list[dict]] = {}
+    for row in rows:
+        if "step" in row:
+            cells.setdefault((row["shape"], row["generations"], row["path"]), []).append(row)
+    lines = [
+        "| shape | G x len | path | steps | first generate s | generate s | tok/s | score s | update s | step s | "
+        "peak GiB | vs default |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def warm_rate(steps: list[dict]) -> float:
+        return statistics.median(s["tokens_per_s"] for s in (steps[1:] or steps))
+
+    default_rate = {(shape, g): warm_rate(steps) for (shape, g, path), steps in cells.items() if path == "default"}
+    for (shape, generations, path), steps in cells.items():
+        warm = steps[1:] or steps
+        rate = warm_rate(steps)
+        base = default_rate.get((shape, generations))
+        lines.append(
+            f"| {shape} | {generations} x {steps[0]['max_len']} | {path} | {len(steps)} | {steps[0]['generate_s']} | "
+            f"{statistics.median(s['generate_s'] for s in warm)} | {rate} | "
+            f"{statistics.median(s['score_s'] for s in warm)} | {statistics.median(s['update_s'] for s in warm)} | "
+            f"{statistics.median(s['step_s'] for s in warm)} | {max(s['peak_gib'] or 0 for s in steps)} | "
+            f"{f'{rate / base:.2f}x' if base else '-'} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", nargs="+", default=["qwen3-4b"], help="names in bench/gpu/shapes.py")
+    parser.add_argument("--generations", nargs="+", type=int, default=[16], help="completions per step (G)")
+    parser.add_argument("--paths", nargs="+", default=["default", "fast"], choices=["default", "fast"])
+    parser.add_argument("--max-len", type=int, default=2048, help="completion tokens")
+    parser.add_argument(
+        "--default-max-len", type=int, default=0, help="a shorter budget for the default path (0 = --max-len)"
+    )
+    parser.add_argument("--micro-batch", type=int, default=4, help="sequences per update micro-batch")
+    parser.add_argument("--default-steps", type=int, default=1)
+    parser.add_argument("--fast-steps", type=int, default=3, help="the first compiles; later ones reuse it")
+    parser.add_argument("--no-check", dest="check", action="store_false", help="skip the log-prob/loss check")
+    parser.add_argument("--deadline-s", type=float, default=480.0, help="start nothing new after this long")
+    parser.add_argument("--skip-guards-from", type=int, default=0, help="diagnostic: fast step to skip guards from")
+    parser.add_argument("--out", type=Path, default=Path("bench-gpu-out"))
+    args = parser.parse_args(argv)
+    rows = run(args)
+    table = summary(rows)
+    (args.out / "bench_gpu.md").write_text(table + "\n")
+    print(table)
+    checks = [row["check"] for row in rows if "check" in row]
+    if checks:
+        print(json.dumps(checks[0]))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

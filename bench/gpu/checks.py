@@ -1,0 +1,140 @@
+"""Correctness of the fast path, checked on the trainer the benchmark just stepped.
+
+- Log-probs: one more rollout batch through the trainer's generation settings, keeping the logits the decode
+  step produced, against the log-probs the GRPO loss computes (one full forward, no cache, no compilation) for
+  the same sampled tokens. Both run in bf16, so they differ by rounding; what bf16 allows is measured, not
+  assumed: a float32 copy of the policy scores the same tokens, and the fast path passes when its error against
+  that reference is no larger than the slow path's own (mean and 99th percentile, with 10% slack and 1e-4 nats
+  of floor, for float32 runs where the slow path is the reference itself).
+- Loss: the GRPO loss of the last step's first micro-batch and the per-token log-probs it differentiates,
+  computed before and after that compiled rollout: the compiled graphs and the static cache must leave the
+  training forward untouched. (At a step's first pass the loss's value is the advantages' token-weighted mean,
+  whatever the forward gives; the log-probs are what its gradient depends on, so both are compared.)
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+SLACK = 1.10
+FLOOR = 1e-4
+
+
+def rollout_inputs(trainer: Any, generations: int) -> dict[str, Any]:
+    """The step's prompt, batched and padded the way TRL pads it for `generate`."""
+    import torch
+    from trl.trainer.utils import pad
+
+    tokenizer = trainer.processing_class
+    prompt = trainer.train_dataset[0]["prompt"]
+    ids = tokenizer.apply_chat_template(
+        prompt, add_generation_prompt=True, tokenize=True, return_dict=False, enable_thinking=False
+    )
+    rows = [torch.tensor(ids) for _ in range(generations)]
+    multiple = trainer.pad_to_multiple_of
+    input_ids = pad(rows, padding_value=tokenizer.pad_token_id, padding_side="left", pad_to_multiple_of=multiple)
+    mask = pad([torch.ones_like(r) for r in rows], padding_value=0, padding_side="left", pad_to_multiple_of=multiple)
+    device = trainer.accelerator.device
+    return {"input_ids": input_ids.to(device), "attention_mask": mask.to(device)}
+
+
+def loss_on(trainer: Any, batch: dict[str, Any]) -> tuple[float, Any]:
+    """The GRPO loss of a training micro-batch and the per-token log-probs of its completions."""
+    import torch
+
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+    mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+    with torch.no_grad():
+        loss = float(trainer.compute_loss(trainer.model, batch))
+        logps, _, _ = trainer._get_per_token_logps_and_entropies(
+            trainer.model, ids, mask, batch["completion_ids"].shape[1]
+        )
+    return loss, logps.float()
+
+
+def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
+    import torch
+    from trl.models import unwrap_model_for_generation
+
+    from watercolour.generation import input_grad_hooks_paused
+
+    batch = trainer._buffered_inputs[0]
+    loss_before, logps_before = loss_on(trainer, batch)
+    inputs = rollout_inputs(trainer, generations)
+    config = copy.deepcopy(trainer.generation_config)
+    config.return_dict_in_generate = True
+    config.output_logits = True
+    trainer.model.train()  # as during training, so the compiled graphs' guards still hold
+    with (
+        unwrap_model_for_generation(
+            trainer.model_wrapped,
+            trainer.accelerator,
+            gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
+        ) as model,
+        torch.no_grad(),
+        input_grad_hooks_paused(trainer.model),
+    ):
+        out = model.generate(**inputs, generation_config=config)
+    prompt_len = inputs["input_ids"].shape[1]
+    completion = out.sequences[:, prompt_len:]
+    # The decode step's own log-probs of what it sampled, one position at a time (a stacked copy would double
+    # the memory of the logits).
+    fast = torch.stack(
+        [
+            torch.log_softmax(logits.float(), dim=-1).gather(1, completion[:, i : i + 1]).squeeze(1)
+            for i, logits in enumerate(out.logits)
+        ],
+        dim=1,
+    )
+    del out
+    is_eos = torch.isin(completion, torch.tensor(trainer.eos_token_ids, device=completion.device))
+    after_eos = (is_eos.cumsum(dim=1) - is_eos.int()) > 0
+    keep = ~after_eos
+    full_ids = torch.cat([inputs["input_ids"], completion], dim=1)
+    full_mask = torch.cat([inputs["attention_mask"], keep.int()], dim=1)
+    with torch.no_grad():
+        slow, _, _ = trainer._get_per_token_logps_and_entropies(
+            trainer.model,
+            full_ids,
+            full_mask,
+            completion.shape[1],
+            batch_size=trainer.args.per_device_train_batch_size,
+        )
+    # The float32 reference: the same policy upcast, scoring the same tokens the way the loss does.
+    reference = copy.deepcopy(trainer.model).float()
+    with torch.no_grad():
+        exact, _, _ = trainer._get_per_token_logps_and_entropies(
+            reference, full_ids, full_mask, completion.shape[1], batch_size=trainer.args.per_device_train_batch_size
+        )
+    del reference
+    exact = exact.float()[keep]
+    fast_error = (fast[keep] - exact).abs()
+    slow_error = (slow.float()[keep] - exact).abs()
+    loss_after, logps_after = loss_on(trainer, batch)
+    train_mask = batch["completion_mask"].bool()
+    drift = float((logps_after - logps_before).abs()[train_mask].max())
+    fast_stats, slow_stats = error_stats(fast_error), error_stats(slow_error)
+    return {
+        "tokens_compared": int(keep.sum()),
+        "mean_logprob": round(float(exact.mean()), 3),
+        "fast_vs_fp32": fast_stats,
+        "slow_vs_fp32": slow_stats,
+        "fast_vs_slow": error_stats((fast[keep] - slow.float()[keep]).abs()),
+        "logprobs_pass": all(fast_stats[k] <= SLACK * slow_stats[k] + FLOOR for k in ("mean", "p99")),
+        "loss_before": loss_before,
+        "loss_after": loss_after,
+        "train_logprob_max_drift": drift,
+        "loss_unchanged": loss_before == loss_after and drift == 0.0,
+    }
+
+
+def error_stats(error: Any) -> dict[str, float]:
+    """Mean, 99th percentile and maximum of absolute log-prob errors (sampled down: quantile has a size limit)."""
+    sample = error[:: max(1, error.numel() // 1_000_000)]
+    return {
+        "mean": round(float(error.mean()), 5),
+        "p99": round(float(sample.quantile(0.99)), 5),
+        "max": round(float(error.max()), 5),
+    }

@@ -1,0 +1,106 @@
+"""One benchmark cell: GRPO steps of a random policy through the project's trainer, on one generation path.
+
+The trainer is the one `watercolour train` builds (TimedGRPOTrainer, `grpo_args`, LoRA on every linear layer,
+the generation plan of `watercolour.generation`), given a model object instead of a name. The reward is a
+stand-in that costs nothing and spreads rewards within each group, so advantages, the loss and the gradients
+are as large as in a real step (a constant reward would zero them).
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from watercolour.config import RunConfig, load_config
+
+
+PATHS: dict[str, dict[str, Any]] = {
+    # TRL's default transformers path, as the trainer ran before these settings existed.
+    "default": {"generation_cache": "dynamic", "generation_compile": False},
+    # The trainer's own defaults: None resolves per device (watercolour.generation.resolve).
+    "fast": {"generation_cache": None, "generation_compile": None},
+}
+
+
+def spread_reward(prompts: list[Any], completions: list[Any], completion_ids: list[list[int]], **_: Any) -> list:
+    """A deterministic reward in [0, 1) from each completion's tokens: instant, and never constant in a group."""
+    return [zlib.crc32(bytes(str(ids), "ascii")) % 1000 / 1000.0 for ids in completion_ids]
+
+
+spread_reward.__name__ = "bench_spread_reward"
+
+
+def bench_config(generations: int, max_len: int, micro_batch: int, path: str, run_dir: Path) -> RunConfig:
+    training: dict[str, Any] = {
+        "num_generations": generations,
+        "max_completion_length": max_len,
+        # One group a step, generated in one call, updated in micro-batches of `micro_batch` sequences.
+        "per_device_batch_size": micro_batch,
+        "gradient_accumulation_steps": generations // micro_batch,
+        "steps": 100,
+        "save_steps": 10_000,
+        "warmup_steps": 0,
+        **PATHS[path],
+    }
+    return load_config("offline", {"run_dir": str(run_dir), "training": training})
+
+
+def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int) -> Any:
+    """The project's trainer around `model`, without trackio (it is not on the GPU machine) or checkpoints."""
+    from watercolour.generation import enable_compile, resolve
+    from watercolour.trainer import TimedGRPOTrainer, grpo_args, lora_config, prompt_dataset
+
+    args = grpo_args(config, Path(config.run_dir))
+    args.report_to = []
+    args.max_steps = steps
+    trainer = TimedGRPOTrainer(
+        model=model,
+        reward_funcs=[spread_reward],
+        args=args,
+        train_dataset=prompt_dataset(config.training),
+        processing_class=tokenizer,
+        peft_config=lora_config(config.training),
+    )
+    enable_compile(trainer, resolve(config.training))
+    return trainer
+
+
+def step_recorder(trainer: Any, record: Callable[[dict], None]) -> None:
+    """Calls `record` with each step's time split once the step is logged."""
+    import torch
+    from transformers import TrainerCallback
+
+    class Recorder(TrainerCallback):
+        started = 0.0
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            torch.cuda.synchronize() if torch.cuda.is_available() else None
+            self.started = time.perf_counter()
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kwargs: Any) -> None:
+            if not logs or "time/generate_s" not in logs:
+                return
+            torch.cuda.synchronize() if torch.cuda.is_available() else None
+            step_s = time.perf_counter() - self.started
+            tokens = logs["completions/mean_length"] * args.num_generations
+            generate_s, score_s = logs["time/generate_s"], logs["time/score_s"]
+            record(
+                {
+                    "step": state.global_step,
+                    "generate_s": round(generate_s, 2),
+                    "score_s": round(score_s, 3),
+                    "update_s": round(step_s - generate_s - score_s, 2),
+                    "step_s": round(step_s, 2),
+                    "tokens": int(tokens),
+                    "tokens_per_s": round(tokens / generate_s, 1),
+                    "loss": logs.get("loss"),
+                    "peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 1)
+                    if torch.cuda.is_available()
+                    else None,
+                }
+            )
+
+    trainer.add_callback(Recorder())

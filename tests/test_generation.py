@@ -1,0 +1,80 @@
+"""Generation settings: how they resolve per device, what they hand TRL, and the hook lifted for compilation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from pydantic import ValidationError
+from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+from watercolour.config import TrainingSettings
+from watercolour.generation import GenerationPlan, enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
+
+
+def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu() -> None:
+    training = TrainingSettings()
+    assert resolve(training, cuda=True) == GenerationPlan(cache="static", compile=True, pad_multiple=64)
+    assert resolve(training, cuda=False) == GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
+    assert grpo_kwargs(resolve(training, cuda=False)) == {"cache_implementation": None, "pad_to_multiple_of": None}
+    assert grpo_kwargs(resolve(training, cuda=True)) == {"cache_implementation": "static", "pad_to_multiple_of": 64}
+
+
+def test_explicit_settings_win_over_the_device() -> None:
+    eager_static = TrainingSettings(generation_cache="static", generation_compile=False)
+    assert resolve(eager_static, cuda=True) == GenerationPlan(cache="static", compile=False, pad_multiple=None)
+    default_path = TrainingSettings(generation_cache="dynamic")
+    assert resolve(default_path, cuda=True).compile is False
+    with pytest.raises(ValidationError, match="generation_compile needs"):
+        TrainingSettings(generation_cache="dynamic", generation_compile=True)
+
+
+def test_enable_compile_lifts_trls_disable_flag_only_when_planned() -> None:
+    trainer = SimpleNamespace(generation_config=GenerationConfig(disable_compile=True))
+    enable_compile(trainer, GenerationPlan(cache="static", compile=False, pad_multiple=None))
+    assert trainer.generation_config.disable_compile is True
+    enable_compile(trainer, GenerationPlan(cache="static", compile=True, pad_multiple=64))
+    assert trainer.generation_config.disable_compile is False
+    assert trainer.generation_config.compile_config.mode == "reduce-overhead"
+
+
+def _hook_count(model: torch.nn.Module) -> int:
+    return sum(len(module._forward_hooks) for module in model.modules())
+
+
+def test_every_require_grads_hook_is_lifted_for_the_rollout_and_put_back() -> None:
+    # torch 2.11 (the GPU image) breaks the compiled graph at this hook; torch 2.13 here traces it, so the test
+    # checks what the pause does (every copy gone, a one-graph compile, all restored), not torch's behaviour.
+    config = LlamaConfig(
+        vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2
+    )
+    model = LlamaForCausalLM(config)
+    # Registered twice, as PEFT/TRL and gradient checkpointing do; only the last is remembered by transformers.
+    model.enable_input_require_grads()
+    model.enable_input_require_grads()
+    assert _hook_count(model) == 2
+    ids = torch.tensor([[1, 2, 3]])
+
+    def forward(input_ids: torch.Tensor) -> torch.Tensor:
+        return model(input_ids=input_ids).logits
+
+    with torch.no_grad():
+        with input_grad_hooks_paused(model):
+            assert _hook_count(model) == 0
+            torch.compile(forward, backend="eager", fullgraph=True)(ids)
+    torch._dynamo.reset()
+    assert _hook_count(model) == 2
+    with input_grad_hooks_paused(model, paused=False):
+        assert _hook_count(model) == 2
+
+
+def test_the_trainers_arguments_keep_trls_default_path_on_cpu(tmp_path: Path) -> None:
+    from watercolour.config import load_config
+    from watercolour.trainer import grpo_args
+
+    args = grpo_args(load_config("smoke"), tmp_path)
+    assert args.cache_implementation is None and args.pad_to_multiple_of is None
+    static = grpo_args(load_config("smoke", {"training.generation_cache": "static"}), tmp_path)
+    assert static.cache_implementation == "static" and static.pad_to_multiple_of is None
