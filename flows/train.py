@@ -1,8 +1,16 @@
 """The `train` flow: check the services, load the pool, run GRPO (resumably), publish, put the scorer to sleep.
 
-The scorer Space is put to sleep on every way out: a `finally` in the flow, state hooks for completion, failure,
-cancellation and crash that call the same idempotent function, and the Space's own idle timeout, set at run
-start, for the cases where no Python runs at all (SIGKILL, OOM; Prefect skips on_crashed on process pools).
+One flow run, one run directory: `<run_dir of the configuration>/<flow-run name>-<id>` unless `run_dir` names
+one, so a second run of a deployment starts afresh instead of finding the last one's checkpoints. A retry of the
+same flow run keeps its id, finds its own directory and trains on from its latest checkpoint; a new run continues
+another run's directory only with `continue_run`, and says so first. The directory remembers the flow run that
+started it (`flow-run.json`).
+
+The scorer Space (`space.repo_id` in the configuration: the remote presets' deployments need no extra parameter)
+is woken and health-checked at the start, given its idle backstop, and put to sleep on every way out: a `finally`
+in the flow, state hooks for completion, failure, cancellation and crash that call the same idempotent function,
+and the Space's own idle timeout, set at run start, for the cases where no Python runs at all (SIGKILL, OOM;
+Prefect skips on_crashed on process pools). A run with no Space has no Space hook.
 
 Resume: retry a failed run (`prefect flow-run retry <id>` or the UI's Retry). Task results are persisted under
 the DEFAULT cache policy (inputs + task source + run id), so health checks and the pool come back Cached and
@@ -11,10 +19,12 @@ the DEFAULT cache policy (inputs + task source + run id), so health checks and t
 
 from __future__ import annotations
 
+import json
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from prefect import flow
+from prefect import flow, get_run_logger, runtime
 from prefect.logging.loggers import flow_run_logger
 
 from tasks.fanout import FanOutSettings
@@ -23,23 +33,67 @@ from tasks.pool import load_reference_pool
 from tasks.publish import publish_run
 from tasks.space import put_space_to_sleep, set_space_backstop
 from tasks.training import grpo_train
-from watercolour.config import load_config
+from watercolour.config import RunConfig, load_config, preset_names
+from watercolour.files import write_atomic
 from watercolour.publish import PublishSettings
 from watercolour.run_dir import latest_checkpoint
-from watercolour.space_control import SpaceSettings, sleep_space
+from watercolour.space_control import sleep_space
+
+
+# The presets as a choice in the UI's run form (a str Enum renders as a select).
+Preset = Enum("Preset", {name: name for name in preset_names()}, type=str)  # type: ignore[misc]
+SMOKE = Preset("smoke")
+STARTED_BY = "flow-run.json"
+
+
+class RunDirTaken(RuntimeError):
+    """The run directory holds another flow run's checkpoints and `continue_run` was not given."""
+
+
+def flow_run_dir(config: RunConfig, explicit: str | None) -> Path:
+    """The explicit directory, or one of this flow run's own under the configuration's run_dir."""
+    if explicit:
+        return Path(explicit)
+    return Path(config.run_dir) / f"{runtime.flow_run.name}-{str(runtime.flow_run.id)[:8]}"
+
+
+def claim_run_dir(run_dir: Path, continue_run: bool) -> str:
+    """Make sure this flow run may train in `run_dir`; return what it will do there, for the log."""
+    here = str(runtime.flow_run.id)
+    marker = run_dir / STARTED_BY
+    owner = json.loads(marker.read_text())["flow_run_id"] if marker.is_file() else None
+    checkpoint = latest_checkpoint(run_dir)
+    if checkpoint is None:
+        action = f"starting a new run in {run_dir}"
+    elif owner == here:
+        action = f"resuming this flow run's training in {run_dir} from {checkpoint.name}"
+    elif continue_run:
+        action = f"continuing the run in {run_dir} (started by flow run {owner}) from {checkpoint.name}"
+    else:
+        raise RunDirTaken(
+            f"{run_dir} holds the checkpoints of flow run {owner} (latest {checkpoint.name}): pass continue_run=true "
+            "to continue that run, or leave run_dir empty for a directory of this run's own"
+        )
+    if owner is None or continue_run:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(marker, json.dumps({"flow_run_id": here, "name": runtime.flow_run.name}).encode())
+    return action
 
 
 def sleep_scorer_space(flow, flow_run, state) -> None:
     """State hook: the same idempotent sleep as the flow's `finally`, for when the flow body never got there."""
-    space = flow_run.parameters.get("space")
-    if not space:
+    parameters = flow_run.parameters
+    try:
+        space = load_config(str(parameters.get("preset", "smoke")), parameters.get("overrides") or {}).space
+    except ValueError:  # the run failed on its own configuration: it never reached a Space
         return
-    settings = SpaceSettings.model_validate(space)
+    if space is None:
+        return
     logger = flow_run_logger(flow_run, flow)
     try:
-        logger.info("Space %s on %s: %s", settings.repo_id, state.name, sleep_space(settings))
+        logger.info("Space %s on %s: %s", space.repo_id, state.name, sleep_space(space))
     except Exception as error:  # a hook must not raise; the Space's idle timeout is the last line
-        logger.error("could not sleep Space %s (%s); its idle timeout will", settings.repo_id, error)
+        logger.error("could not sleep Space %s (%s); its idle timeout will", space.repo_id, error)
 
 
 @flow(
@@ -52,33 +106,49 @@ def sleep_scorer_space(flow, flow_run, state) -> None:
     on_crashed=[sleep_scorer_space],
 )
 def train(
-    preset: str = "smoke",
+    preset: Preset = SMOKE,  # type: ignore[valid-type]
     overrides: dict[str, Any] | None = None,
-    space: SpaceSettings | None = None,
+    run_dir: str | None = None,
+    continue_run: bool = False,
     fan_out: FanOutSettings | None = None,
     publish: PublishSettings | None = None,
     fail_at_step: int | None = None,
 ) -> dict[str, Any]:
-    """Train one run of `preset` with `overrides` (dotted keys, e.g. {"training.steps": 2}).
+    """Train one GRPO run of a preset, in a directory of its own; resume it by retrying the flow run.
 
-    `space` names the scorer's Space to wake and sleep; `fan_out` picks the task runner for each step's reward
-    tasks; `publish` names the Hub repositories to publish to (off by default); `fail_at_step` makes the first
-    attempt fail after that step, to rehearse a resume.
+    Args:
+        preset: The run preset (deployments/presets): weights, backends, policy and GRPO settings.
+        overrides: Configuration overrides by dotted key, e.g. {"training.steps": 2, "space.repo_id": "me/scorer"}.
+        run_dir: The run directory; empty gives this flow run its own under the configuration's run_dir.
+        continue_run: Train on from the checkpoints another flow run left in run_dir (logged first).
+        fan_out: Where each step's reward tasks run: threads (default) or a Dask cluster.
+        publish: Hub repositories to publish the adapter and the rollouts to when the run ends (off when empty).
+        fail_at_step: Fail the first attempt after this step's rollouts are recorded, to rehearse a resume.
     """
-    config = load_config(preset, overrides or {})
-    run_dir = Path(str(config.run_dir))
-    run_dir.mkdir(parents=True, exist_ok=True)
+    logger = get_run_logger()
+    config = load_config(str(getattr(preset, "value", preset)), overrides or {})
+    directory = flow_run_dir(config, run_dir)
+    config = config.model_copy(update={"run_dir": directory})
+    logger.info(claim_run_dir(directory, continue_run))
+    space = config.space
     try:
         if space is not None:
             set_space_backstop(space)
         services = check_services(config, space)
         pool = load_reference_pool(config.pool_dir)
-        checkpoint = latest_checkpoint(run_dir)
+        checkpoint = latest_checkpoint(directory)
         start = checkpoint.name if checkpoint is not None else None
-        trained = grpo_train(config, run_dir, start, fan_out or FanOutSettings(), fail_at_step)
-        published = publish_run(run_dir, publish) if publish is not None else None
+        trained = grpo_train(config, directory, start, fan_out or FanOutSettings(), fail_at_step)
+        published = publish_run(directory, publish) if publish is not None else None
     finally:
         if space is not None:
             # return_state: a failing sleep is logged, and never hides the error that brought us here.
             put_space_to_sleep(space, return_state=True)
-    return {"run": config.name, "services": services, "pool": pool, **trained, "published": published}
+    return {
+        "run": config.name,
+        "run_dir": str(directory),
+        "services": services,
+        "pool": pool,
+        **trained,
+        "published": published,
+    }

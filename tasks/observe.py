@@ -2,8 +2,9 @@
 
 `StepReporter` is an `on_scored` hook (the composite reward's and the fanned reward's), chained in front of the
 rollout store's: after each step's batch it updates the run's progress artifact, publishes a table of every
-rollout's reward and parts, a markdown card with the step's best painting and a link to the gallery, and a
-table of that step's dead letters when there are any. Artifact keys are per run, so each run's history reads
+rollout's reward and parts, a markdown card with the step's best rollout and all its paintings on a contact sheet
+embedded in the artifact (the UI cannot open files on the training machine), and a table of that step's dead
+letters when there are any. Each step also logs one summary line in the flow's logs (`tasks.training`). Artifact keys are per run, so each run's history reads
 as the versions of a few keys.
 """
 
@@ -23,6 +24,7 @@ from prefect.artifacts import (
 )
 
 from rewards.terms import term_names
+from watercolour.contact_sheet import contact_sheet, data_url
 from watercolour.records import DeadLetter, RewardParts, rollout_step
 
 
@@ -93,23 +95,29 @@ class StepReporter:
         update_progress_artifact(self.progress_id, min(100.0, 100.0 * step / self.total_steps))
 
     def best_painting(self, step: int, parts: list[RewardParts]) -> str:
+        """The step's card: the best rollout, and every painting of the step on one embedded contact sheet."""
         scored = [(part.reward, index, part) for index, part in enumerate(parts) if part.reward is not None]
-        gallery = (self.run_dir / "gallery" / "index.html").resolve()
         lines = [f"# Step {step} of {self.total_steps}", ""]
         if not scored:
             lines.append("No rollout of this step could be scored (see the dead letters).")
         else:
             reward, index, best = max(scored, key=lambda item: (item[0], -item[1]))
             lines.append(f"Best rollout: **#{index}**, reward **{reward:.3f}**.")
-            png = best.verdict.render.png if best.verdict and best.verdict.render else None
-            if png:
-                path = self.run_dir / "artifacts" / f"step-{step:05d}-best.png"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(png)
-                lines += [
-                    "",
-                    f"![best painting of step {step}]({path.resolve().as_uri()})",
-                    f"PNG: `{path.resolve()}`",
-                ]
-        lines += ["", f"Gallery: [{gallery}]({gallery.as_uri()})"]
+        paintings = [(f"#{index} {label(part)}", painting(part)) for index, part in enumerate(parts)]
+        if any(png is not None for _, png in paintings):
+            sheet = contact_sheet(paintings)
+            lines += ["", f"![the paintings of step {step}]({data_url(sheet)})"]
+        gallery = self.run_dir / "gallery" / "index.html"
+        lines += ["", f"The run's gallery is written when it ends: `{gallery}` on the machine that trained."]
         return "\n".join(lines)
+
+
+def painting(part: RewardParts) -> bytes | None:
+    render = part.verdict.render if part.verdict is not None else None
+    return render.png if render is not None else None
+
+
+def label(part: RewardParts) -> str:
+    if part.reward is None:
+        return "dead letter"
+    return f"{part.reward:.2f}" if part.passed or part.reward else "refused"

@@ -66,7 +66,8 @@ def grpo_train(
 
         try:
             # Needs the trainer to build its reward through `make_reward(config, run_dir, on_scored)`.
-            written = training.train(config, resume=checkpoint is not None, echo=False, make_reward=make_reward)
+            # echo: each step's summary line (the curves' numbers) goes to the flow's logs.
+            written = training.train(config, resume=checkpoint is not None, echo=logger.info, make_reward=make_reward)
         finally:
             close_engine_thread()
     latest = latest_checkpoint(run_dir)

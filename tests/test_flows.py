@@ -49,6 +49,18 @@ def scorer():
     process.wait()
 
 
+def space_overrides(hub, scorer) -> dict:
+    """The scorer Space as the run configuration names it: no flow parameter, the loopback Hub and scorer."""
+    return {
+        "space.repo_id": SPACE,
+        "space.endpoint": hub.endpoint,
+        "space.token_env": "WATERCOLOUR_TEST_HUB_TOKEN",
+        "space.poll_s": 0.05,
+        "space.idle_s": 600,
+        "aesthetic.url": scorer.url,
+    }
+
+
 def completion(sketch: str) -> list[dict]:
     return [{"role": "assistant", "content": f"```javascript\n{sketch}\n```"}]
 
@@ -151,15 +163,11 @@ def test_pool_refresh_reports_moved_pixels_and_verdicts(prefect_server, tmp_path
 
 def test_a_failing_train_run_still_puts_its_space_to_sleep(prefect_server, hub, scorer, tmp_path):
     from flows.train import train
-    from watercolour.space_control import SpaceSettings
 
     hub.add_space(SPACE, stage="PAUSED")
-    space = SpaceSettings(
-        repo_id=SPACE, endpoint=hub.endpoint, token_env="WATERCOLOUR_TEST_HUB_TOKEN", poll_s=0.05, idle_s=600
-    )
     # The scorer wakes and loads, then the run fails on a pool that is not there.
-    overrides = {"aesthetic.url": scorer.url, "run_dir": str(tmp_path), "pool_dir": str(tmp_path / "no-pool")}
-    state = train("hps-only", overrides, space=space, return_state=True)
+    overrides = {**space_overrides(hub, scorer), "run_dir": str(tmp_path), "pool_dir": str(tmp_path / "no-pool")}
+    state = train("hps-only", overrides, return_state=True)
     assert state.is_failed()
     assert [t[1:] for t in hub.transitions] == [
         ("PAUSED", "BUILDING"),
@@ -186,19 +194,14 @@ def test_a_scorer_killed_mid_run_gives_dead_letters_and_the_space_still_sleeps_a
 
     from flows.train import train
     from watercolour.rollout_store import RolloutStore
-    from watercolour.space_control import SpaceSettings
 
     hub.add_space(SPACE, stage="PAUSED")
-    space = SpaceSettings(
-        repo_id=SPACE, endpoint=hub.endpoint, token_env="WATERCOLOUR_TEST_HUB_TOKEN", poll_s=0.05, idle_s=600
-    )
     run_dir = tmp_path / "run"
     overrides = {
-        "aesthetic.url": scorer.url,
+        **space_overrides(hub, scorer),
         "aesthetic.attempts": 2,
         "aesthetic.backoff_s": 0.05,
         "aesthetic.timeout_s": 5,
-        "run_dir": str(run_dir),
         "training.model": str(tiny_sketcher()),
         "training.steps": 2,
         "training.save_steps": 2,
@@ -218,7 +221,7 @@ def test_a_scorer_killed_mid_run_gives_dead_letters_and_the_space_still_sleeps_a
     killer = threading.Thread(target=kill_scorer_once_training_starts, daemon=True)
     killer.start()
     try:
-        state = train("hps-only", overrides, space=space, return_state=True)
+        state = train("hps-only", overrides, run_dir=str(run_dir), return_state=True)
     finally:
         close_engine_thread()
     killer.join(timeout=5)
@@ -248,3 +251,40 @@ def test_the_judge_audit_flow_publishes_its_report_as_an_artifact(prefect_server
     (artifact,) = artifacts("judge-audit")[-1:]
     assert "| self-consistency |" in artifact.data and "planted-always-a" in artifact.data
     assert (tmp_path / "audit.md").read_text().strip() == artifact.data.strip()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(prefect_server, hub, scorer, tmp_path):
+    """No `space` parameter: the run configuration names the Space, and the flow wakes it, sets its backstop,
+    trains against the loopback scorer and an OpenAI-compatible loopback judge, and pauses it at the end."""
+    from models import tiny_sketcher
+    from servers.openai_compat import openai_compat_server, verdict
+
+    from flows.train import train
+
+    hub.add_space(SPACE, stage="PAUSED")
+    with openai_compat_server(lambda a, b: verdict("A")) as judge:
+        overrides = {
+            **space_overrides(hub, scorer),
+            "judge.base_url": judge.url + "/v1",
+            "judge.token_env": "WATERCOLOUR_TEST_HUB_TOKEN",
+            "training.model": str(tiny_sketcher()),
+            "training.steps": 1,
+            "training.num_generations": 2,
+            "training.gradient_accumulation_steps": 1,
+            "training.per_device_batch_size": 2,
+            "training.max_completion_length": 8,
+            "render.browsers": 1,
+            "run_dir": str(tmp_path),
+        }
+        try:
+            state = train("judge-led", overrides, return_state=True)
+        finally:
+            close_engine_thread()
+    assert state.is_completed(), state.message
+    result = state.result()
+    assert Path(result["run_dir"]).parent == tmp_path and (Path(result["run_dir"]) / "curves.csv").is_file()
+    assert result["services"]["scorer"].startswith("scorer loaded (Space PAUSED")
+    assert hub.transitions[0][1:] == ("PAUSED", "BUILDING") and hub.transitions[-1][1:] == ("RUNNING", "PAUSED")
+    assert hub.spaces[SPACE].sleep_time == 600 and len(hub.calls_to("/pause")) == 1

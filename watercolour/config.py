@@ -20,6 +20,7 @@ from rewards.aesthetic import AestheticSettings
 from rewards.gate import GateSettings
 from rewards.judge_protocol import JudgeSettings
 from watercolour.prompt import DEFAULT_SUBJECT, PromptStyle
+from watercolour.space_control import SpaceSettings, space_url
 
 
 PRESETS_DIR = resources.files("deployments") / "presets"
@@ -156,14 +157,22 @@ class RunConfig(BaseModel):
     run_dir: Path = Field(
         default_factory=lambda data: Path("runs") / data["name"], description="Where the run lives; runs/<name>."
     )
+    space: SpaceSettings | None = Field(
+        default=None,
+        description="The Hugging Face Space serving the aesthetic scorer (space.repo_id=owner/name): the train flow "
+        "wakes it, waits for its model, sets its idle backstop and puts it to sleep when the run ends, whichever "
+        "way it ends. aesthetic.url defaults to the Space's own URL.",
+    )
 
     @model_validator(mode="after")
     def _remote_backends_have_endpoints(self) -> RunConfig:
+        if self.space is not None and not self.aesthetic.url:
+            self.aesthetic.url = space_url(self.space.repo_id)
         # A remote backend that will be called needs somewhere to call; one at weight 0 is never called.
         if self.weights.aesthetic > 0 and self.aesthetic.backend != "offline" and not self.aesthetic.url:
             raise ValueError(
                 f"aesthetic.url is required: the {self.aesthetic.backend} scorer has weight "
-                f"{self.weights.aesthetic} and no URL. Pass aesthetic.url=https://<your-scorer>.hf.space, "
+                f"{self.weights.aesthetic} and no URL. Pass space.repo_id=<owner>/<scorer Space> (or aesthetic.url=https://<your-scorer>.hf.space), "
                 "or choose aesthetic.backend=offline, or set weights.aesthetic=0."
             )
         if self.weights.judge > 0 and self.judge.backend != "offline" and not self.judge.base_url:

@@ -9,6 +9,7 @@ environment at import and a test can point the real client at 127.0.0.1.
 from __future__ import annotations
 
 import os
+import re
 import time
 from typing import Literal
 
@@ -36,6 +37,11 @@ class SpaceSettings(BaseModel):
     idle_s: int = Field(
         default=900, ge=-1, description="Server-side sleep time set at run start: the backstop for a killed run."
     )
+
+
+def space_url(repo_id: str) -> str:
+    """The URL a Space's app is served at: https://<owner>-<name>.hf.space, lowercased, other characters as '-'."""
+    return "https://" + re.sub(r"[^a-z0-9]+", "-", repo_id.lower()).strip("-") + ".hf.space"
 
 
 class SpaceUnavailable(RuntimeError):

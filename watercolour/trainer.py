@@ -74,10 +74,14 @@ class TimedGRPOTrainer(GRPOTrainer):
             self._record_time("score", started)
 
 
+# Where the per-step summary line goes: stderr under the progress bar (True), nowhere (False), or a callable.
+Echo = bool | Callable[[str], None]
+
+
 class CurvesCallback(TrainerCallback):
     """Appends one `curves.csv` row per step from the step's logged metrics and prints its summary line."""
 
-    def __init__(self, curves: CurvesFile, echo: bool = True) -> None:
+    def __init__(self, curves: CurvesFile, echo: Echo = True) -> None:
         self.curves = curves
         self.echo = echo
         self._step_started = time.perf_counter()
@@ -91,7 +95,9 @@ class CurvesCallback(TrainerCallback):
             return
         row = curve_row(state.global_step, {**logs, "step_time": time.perf_counter() - self._step_started})
         self.curves.append(row)
-        if self.echo:
+        if callable(self.echo):  # the train flow's run logger: one line per step in the flow's logs
+            self.echo(summary_line(row, state.max_steps))
+        elif self.echo:
             tqdm.write(summary_line(row, state.max_steps), file=sys.stderr)
 
 
@@ -172,7 +178,7 @@ def prompt_dataset(training: TrainingSettings) -> Dataset:
 
 
 def build_trainer(
-    config: RunConfig, run_dir: Path, echo: bool = True, make_reward: RewardFactory = CompositeReward
+    config: RunConfig, run_dir: Path, echo: Echo = True, make_reward: RewardFactory = CompositeReward
 ) -> TimedGRPOTrainer:
     """The GRPO trainer for this run: policy, LoRA (fresh, or the start adapter), reward, store and curves.
 
@@ -240,7 +246,7 @@ def prepare_run_dir(run_dir: Path, resume: bool) -> Path | None:
 
 
 def train(
-    config: RunConfig, resume: bool = False, echo: bool = True, make_reward: RewardFactory = CompositeReward
+    config: RunConfig, resume: bool = False, echo: Echo = True, make_reward: RewardFactory = CompositeReward
 ) -> dict[str, Path]:
     """One run end to end: resume point, training, the adapter and the run's gallery. Returns what it wrote."""
     assert config.run_dir is not None, "RunConfig resolves run_dir when it is built"
