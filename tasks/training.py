@@ -42,7 +42,10 @@ class FailAtStep:
             raise InjectedFault(f"fail_at_step={self.step}: failing on purpose after step {state.global_step}")
 
 
-@task(persist_result=True, cache_policy=DEFAULT)
+# log_prints off: the libraries under the trainer print to stdout (trackio's banner with terminal colour codes, a
+# disassembly that datasets' fingerprinting printed once a run), which the flow's log_prints turned into a dozen
+# INFO lines of noise. The run's own progress is logged on purpose: one summary line per step.
+@task(persist_result=True, cache_policy=DEFAULT, log_prints=False)
 def grpo_train(
     config: RunConfig, run_dir: Path, checkpoint: str | None, fan_out: FanOutSettings, fail_at_step: int | None = None
 ) -> dict[str, Any]:

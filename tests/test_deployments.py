@@ -85,6 +85,17 @@ class LocalPrefect:
         runs = self.post("/task_runs/filter", {"flow_runs": {"id": {"any_": [flow_run_id]}}})
         return {run["name"]: run["state"]["name"] for run in runs}
 
+    def logs(self, flow_run_id: str, until: str = "Finished in state", timeout_s: float = 60) -> list[str]:
+        """The flow run's log messages, oldest first, once the one starting with `until` has arrived (a run's logs
+        are shipped in batches and can land after its state does)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            body = {"logs": {"flow_run_id": {"any_": [flow_run_id]}}, "sort": "TIMESTAMP_ASC"}
+            messages = [entry["message"] for entry in self.post("/logs/filter", body)]
+            if any(message.startswith(until) for message in messages) or time.monotonic() > deadline:
+                return messages
+            time.sleep(1)
+
     def worker_log(self) -> str:
         return (Path(self.env["PREFECT_HOME"]) / "worker.log").read_text()[-6000:]
 
@@ -151,12 +162,31 @@ def trainer_seam():
         pytest.skip("watercolour.trainer.train(config, run_dir, resume, make_reward=...) has not landed yet")
 
 
-def test_train_smoke_runs_to_completion_through_the_worker(local_prefect, trainer_seam, tmp_path):
-    flow_run = local_prefect.run_deployment("train/smoke", overrides=smoke_overrides(tmp_path))
-    assert local_prefect.wait(flow_run) == "COMPLETED", local_prefect.worker_log()
+def run_dirs(base: Path) -> list[Path]:
+    """The run directories the flow made under `base`, one per flow run."""
+    return sorted(path.parent for path in base.glob("*/flow-run.json"))
+
+
+def test_two_runs_of_a_deployment_train_in_two_directories_and_log_every_step(local_prefect, trainer_seam, tmp_path):
+    first = local_prefect.run_deployment("train/smoke", overrides=smoke_overrides(tmp_path))
+    assert local_prefect.wait(first) == "COMPLETED", local_prefect.worker_log()
+    second = local_prefect.run_deployment("train/smoke", overrides=smoke_overrides(tmp_path))
+    assert local_prefect.wait(second) == "COMPLETED", local_prefect.worker_log()
+    directories = run_dirs(tmp_path)
+    assert len(directories) == 2, "the second run must not continue the first"
+    for directory in directories:
+        assert len((directory / "curves.csv").read_text().splitlines()) == 1 + 2  # header and two steps
+        assert len(list((directory / "rollouts").glob("step-*.parquet"))) == 2
+    logs = local_prefect.logs(second)
+    assert any(line.startswith("starting a new run in") for line in logs)
+    steps = [line for line in logs if line.startswith("step ")]
+    assert [line.split(" |")[0] for line in steps] == ["step 1/2", "step 2/2"]
+    noise = [line for line in logs if "\x1b[" in line or "LOAD_" in line]  # terminal colours, a disassembly
+    assert not noise, "\n".join(logs)
     keys = {artifact["key"] for artifact in local_prefect.post("/artifacts/filter", {})}
     assert {"smoke-progress", "smoke-step-rewards", "smoke-best-painting"} <= keys
-    assert (tmp_path / "curves.csv").exists()
+    card = local_prefect.post("/artifacts/filter", {"artifacts": {"key": {"any_": ["smoke-best-painting"]}}})
+    assert "data:image/png;base64," in card[-1]["data"] and "file://" not in card[-1]["data"]
 
 
 def test_a_failed_run_retried_resumes_from_its_checkpoint_with_finished_tasks_cached(
@@ -164,9 +194,12 @@ def test_a_failed_run_retried_resumes_from_its_checkpoint_with_finished_tasks_ca
 ):
     flow_run = local_prefect.run_deployment("train/smoke", overrides=smoke_overrides(tmp_path), fail_at_step=1)
     assert local_prefect.wait(flow_run) == "FAILED"
-    assert (tmp_path / "checkpoints" / "checkpoint-1").is_dir()
+    (run_dir,) = run_dirs(tmp_path)
+    assert (run_dir / "checkpoints" / "checkpoint-1").is_dir()
     local_prefect.prefect("flow-run", "retry", flow_run)
     assert local_prefect.wait(flow_run) == "COMPLETED", local_prefect.worker_log()
     states = local_prefect.task_states(flow_run)
     assert any(name.startswith("load_reference_pool") and state == "Cached" for name, state in states.items())
-    assert (tmp_path / "checkpoints" / "checkpoint-2").is_dir()
+    assert run_dirs(tmp_path) == [run_dir], "the retry trains on in its own directory"
+    assert (run_dir / "checkpoints" / "checkpoint-2").is_dir()
+    assert any(line.startswith("resuming this flow run's training in") for line in local_prefect.logs(flow_run))
