@@ -32,7 +32,7 @@ def test_offline_preset_scores_a_good_sketch_and_zeroes_a_cheat_with_every_part(
     assert 0.1 < good["reward"] < 1 and good["dead_letter"] is None and good["violations"] == []
     assert list(good["parts"]) == term_names() and all(value is not None for value in good["parts"].values())
     assert Path(good["png"]).read_bytes().startswith(b"\x89PNG")
-    assert cheat["reward"] == 0.0 and cheat["violations"] == ["bare_primitives"] and cheat["png"] is None
+    assert cheat["reward"] == 0.0 and "bare_primitives" in cheat["violations"] and cheat["png"] is None
     assert cheat["parts"]["aesthetic"] is None and cheat["parts"]["judge"] is None
 
 
@@ -47,7 +47,10 @@ def test_dead_services_give_a_null_reward_with_a_dead_letter_and_still_exit_zero
 
 
 def test_a_missing_file_or_a_bad_preset_is_a_usage_error_that_says_so(capsys, tmp_path):
-    assert main(["score", str(tmp_path / "nope.js"), "--preset", "offline"]) == 2
-    assert "no such file" in capsys.readouterr().err
-    assert main(["score", str(GOOD), "--preset", "no-such-preset"]) == 2
-    assert "choose one of" in capsys.readouterr().err
+    for argv, words in (
+        (["score", str(tmp_path / "nope.js"), "--preset", "offline"], "no such file"),
+        (["score", str(GOOD), "--preset", "no-such-preset"], "choose one of"),
+    ):
+        with pytest.raises(SystemExit) as exit:
+            main(argv)
+        assert exit.value.code == 2 and words in capsys.readouterr().err

@@ -13,24 +13,47 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from watercolour.commands.arguments import (
+    existing_file,
+    http_urls,
+    output_folder,
+    override,
+    pool_folder,
+    preset,
+    run_config,
+)
+
+
+if TYPE_CHECKING:
+    from watercolour.config import RunConfig
+
+
+def one_url(text: str) -> str:
+    urls = http_urls(text)
+    if len(urls) != 1:
+        raise argparse.ArgumentTypeError(f"one URL, not {len(urls)}: {text!r}")
+    return urls[0]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="Sketch (.js) or completion files.")
-    parser.add_argument("--preset", required=True, help="Weights and backends of this preset (e.g. offline).")
-    parser.add_argument("--scorer-url", help="The aesthetic scorer's base URL (sets aesthetic.url).")
-    parser.add_argument("--judge-url", help="The judge's OpenAI-compatible base URL (sets judge.base_url).")
-    parser.add_argument("--pool", type=Path, help="Reference pool folder for the judge (default: the bundled one).")
+    parser.add_argument(
+        "paths", nargs="+", type=existing_file, metavar="PATH", help="Sketch (.js) or completion files."
+    )
+    parser.add_argument("--preset", type=preset, required=True, help="Weights and backends of this preset (offline).")
+    parser.add_argument("--scorer-url", type=one_url, help="The aesthetic scorer's base URL (sets aesthetic.url).")
+    parser.add_argument("--judge-url", type=one_url, help="The judge's OpenAI-compatible base URL (judge.base_url).")
+    parser.add_argument("--pool", type=pool_folder, help="Reference pool folder for the judge (default: bundled).")
     parser.add_argument("--seed", type=int, default=0, help="Render seed and the judge's reference draw (default 0).")
-    parser.add_argument("--out", type=Path, help="Write each painting here as <input name>.png.")
+    parser.add_argument("--out", type=output_folder, help="Write each painting here as <input name>.png.")
     parser.add_argument(
         "--set",
         dest="overrides",
         action="append",
+        type=override,
         default=[],
         metavar="KEY=VALUE",
         help="Any other configuration override, e.g. --set judge.attempts=1 (repeatable).",
@@ -38,14 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="One JSON object per input per line on stdout.")
 
 
-def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    from watercolour.config import parse_overrides
-
-    overrides = parse_overrides(args.overrides)
+def configuration(args: argparse.Namespace) -> RunConfig:
+    """The preset, then --set overrides, then the named flags; any error is one line (UsageError)."""
     named = {"aesthetic.url": args.scorer_url, "judge.base_url": args.judge_url, "pool_dir": args.pool}
-    overrides.update({key: str(value) for key, value in named.items() if value is not None})
-    overrides["render.seed"] = args.seed
-    return overrides
+    return run_config(args.preset, args.overrides, **named, **{"render.seed": args.seed})
 
 
 def score_line(path: Path, parts: Any, out: Path | None) -> dict[str, Any]:
@@ -80,13 +99,11 @@ def show_score(line: dict[str, Any]) -> str:
     return f"{line['path']}: reward {reward} ({parts}){tail}"
 
 
-async def score_files(args: argparse.Namespace, run_dir: Path) -> list[dict[str, Any]]:
+async def score_files(args: argparse.Namespace, config: RunConfig, run_dir: Path) -> list[dict[str, Any]]:
     from rewards.scoring_engine import ScoringEngine
     from watercolour.commands.render import read_completion
-    from watercolour.config import load_config
 
-    config = load_config(args.preset, {**config_overrides(args), "run_dir": str(run_dir)})
-    engine = ScoringEngine(config, run_dir)
+    engine = ScoringEngine(config.model_copy(update={"run_dir": run_dir}), run_dir)
     try:
         texts = [read_completion(path) for path in args.paths]
         scored = await engine.score(texts, [args.seed] * len(texts), step=None)
@@ -96,17 +113,10 @@ async def score_files(args: argparse.Namespace, run_dir: Path) -> list[dict[str,
 
 
 def run(args: argparse.Namespace) -> int:
-    missing = [str(path) for path in args.paths if not path.is_file()]
-    if missing:
-        print(f"watercolour score: no such file: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    try:
-        # The run directory holds the engine's cache and dead-letter log: nothing of it outlives the command.
-        with tempfile.TemporaryDirectory(prefix="watercolour-score-") as run_dir:
-            lines = asyncio.run(score_files(args, Path(run_dir)))
-    except ValueError as error:  # a bad preset, override or URL setting: the message names the fix
-        print(f"watercolour score: {error}", file=sys.stderr)
-        return 2
+    config = configuration(args)
+    # The run directory holds the engine's cache and dead-letter log: nothing of it outlives the command.
+    with tempfile.TemporaryDirectory(prefix="watercolour-score-") as run_dir:
+        lines = asyncio.run(score_files(args, config, Path(run_dir)))
     for line in lines:
         print(json.dumps(line) if args.json else show_score(line), flush=True)
     return 0
