@@ -189,17 +189,44 @@ def test_two_runs_of_a_deployment_train_in_two_directories_and_log_every_step(lo
     assert "data:image/png;base64," in card[-1]["data"] and "file://" not in card[-1]["data"]
 
 
-def test_a_failed_run_retried_resumes_from_its_checkpoint_with_finished_tasks_cached(
-    local_prefect, trainer_seam, tmp_path
-):
+@pytest.mark.browser
+def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_prefect, trainer_seam, tmp_path):
+    """Driven as a person would: Retry on the failed run's page, then its artifacts: the step's table and its
+    paintings, which the artifact carries itself (the UI cannot open files on the training machine)."""
+    from playwright.sync_api import sync_playwright
+
+    from watercolour.rollout_store import RolloutStore
+
     flow_run = local_prefect.run_deployment("train/smoke", overrides=smoke_overrides(tmp_path), fail_at_step=1)
     assert local_prefect.wait(flow_run) == "FAILED"
     (run_dir,) = run_dirs(tmp_path)
     assert (run_dir / "checkpoints" / "checkpoint-1").is_dir()
-    local_prefect.prefect("flow-run", "retry", flow_run)
-    assert local_prefect.wait(flow_run) == "COMPLETED", local_prefect.worker_log()
+    ui = local_prefect.api.removesuffix("/api")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{ui}/runs/flow-run/{flow_run}")
+        page.get_by_role("button", name="Retry").first.click()
+        page.get_by_role("button", name="Retry").last.click()  # the confirmation's button
+        assert local_prefect.wait(flow_run) == "COMPLETED", local_prefect.worker_log()
+
+        page.goto(f"{ui}/runs/flow-run/{flow_run}")
+        page.get_by_text("Artifacts", exact=True).click()
+        page.get_by_text("smoke-best-painting").first.click()
+        sheet = page.locator('img[alt^="the paintings of step"]').first
+        sheet.wait_for()
+        assert sheet.evaluate("image => image.complete && image.naturalWidth") > 0
+        page.goto(f"{ui}/runs/flow-run/{flow_run}")
+        page.get_by_text("Artifacts", exact=True).click()
+        page.get_by_text("smoke-step-rewards").first.click()
+        page.locator("table th", has_text="reward").first.wait_for()
+        assert page.locator("table tbody tr").count() == 2  # one row per rollout of the step
+        browser.close()
+
     states = local_prefect.task_states(flow_run)
     assert any(name.startswith("load_reference_pool") and state == "Cached" for name, state in states.items())
     assert run_dirs(tmp_path) == [run_dir], "the retry trains on in its own directory"
     assert (run_dir / "checkpoints" / "checkpoint-2").is_dir()
     assert any(line.startswith("resuming this flow run's training in") for line in local_prefect.logs(flow_run))
+    rows = RolloutStore(run_dir, 2).rows()
+    assert sorted((row["step"], row["index"]) for row in rows) == [(1, 0), (1, 1), (2, 0), (2, 1)]
