@@ -22,7 +22,7 @@ from watercolour.reference_pool import BUNDLED_POOL
 
 
 @flow(name="pool", log_prints=True)
-def refresh_pool(seed_dir: str | None = None, report: str = "data/pool-refresh.json") -> list[dict]:
+def refresh_pool(seed_dir: str | None = None, report: str = "runs/pool-refresh/report.json") -> list[dict]:
     """Refresh every `*.js` in `seed_dir` (the bundled seed pool by default); keep the report for next time."""
     sketches = seed_sketches(Path(seed_dir or BUNDLED_POOL))
     report_path = Path(report)

@@ -82,7 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     refresh = steps.add_parser("refresh", help="Re-render and re-gate a pool; report drift from its PNGs.")
     refresh.add_argument("--pool", type=pool_folder, help="Pool folder (default: the bundled seed pool).")
-    refresh.add_argument("--report", type=output_file, default="data/pool-refresh.json", help="Last refresh's report.")
+    refresh.add_argument(
+        "--report", type=output_file, default="runs/pool-refresh/report.json", help="Last refresh's report."
+    )
 
 
 def run(args: argparse.Namespace) -> int:
