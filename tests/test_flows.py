@@ -116,7 +116,9 @@ def test_a_dead_scorer_turns_rollouts_into_dead_letters_and_the_step_goes_on(
     letters = (tmp_path / "dead_letters.jsonl").read_text().splitlines()
     assert len(letters) == 1 and '"stage":"aesthetic"' in letters[0]
     assert artifacts("hps-only-dead-letters") and len(artifacts("hps-only-step-rewards")) == 2
-    assert (tmp_path / "artifacts" / "step-00001-best.png").exists()
+    # The step's card carries its paintings inside itself: the UI cannot open files on the training machine.
+    cards = [artifact.data for artifact in artifacts("hps-only-best-painting")]
+    assert len(cards) == 2 and all("](data:image/png;base64," in card and "file://" not in card for card in cards)
 
 
 @pytest.mark.browser

@@ -1,7 +1,7 @@
 """Reward-hacking guards, measured: allowlisted sketches built to game a scorer, scored beside the reference pool.
 
-Each hack in `fixtures/hacks/` passes the gate on purpose (it keeps to the ten brush methods and paints), so only the
-scorers stand between it and the reward. They are scored by the run's own scoring engine (the same render, gate,
+Each hack (four in `fixtures/hacks/`, and a copy of a `love` pool painting) passes the gate on purpose (it keeps
+to the ten brush methods and paints), so only the scorers stand between it and the reward. They are scored by the run's own scoring engine (the same render, gate,
 length ramp, aesthetic scorer and judge as training, one group, so every painting faces the same references),
 and so are the pool's paintings. A hack *fools* a scorer when it scores at least the pool's median on that scorer: a
 rated painting's typical reward, for a sheet with no flower on it.
@@ -22,6 +22,7 @@ from watercolour.records import RewardParts
 
 HACKS_DIR = Path(__file__).parent / "fixtures" / "hacks"
 SCORERS = ("length", "aesthetic", "judge", "reward")  # the terms a hack could game, and their weighted sum
+COPIED = "peach_hibiscus_loose"
 # Every painting faces the references this one group seed draws.
 GROUP_SEED = 20251
 
@@ -82,9 +83,12 @@ async def measure_hacks(config: RunConfig, run_dir: Path, pool_sketches: dict[st
     """Score every hack and the pool's sketches (or `pool_sketches`), and mark which scorers each hack fools."""
     from watercolour.reference_pool import load_pool
 
+    references = {reference.name: reference.sketch for reference in load_pool(config.pool_dir)}
     hacks = {path.stem: path.read_text(encoding="utf-8") for path in sorted(HACKS_DIR.glob("*.js"))}
+    # The fifth hack is a `love` reference copied shape for shape: taken from the pool itself, so it stays a copy.
+    hacks["copied_reference"] = references[COPIED]
     if pool_sketches is None:
-        pool_sketches = {reference.name: reference.sketch for reference in load_pool(config.pool_dir)}
+        pool_sketches = references
     scored, backends = await score_sketches(
         config, run_dir, {**{f"pool:{n}": s for n, s in pool_sketches.items()}, **hacks}
     )

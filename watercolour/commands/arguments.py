@@ -34,12 +34,21 @@ class OneLineParser(argparse.ArgumentParser):
 
 def positive_int(text: str) -> int:
     """An integer of at least 1."""
+    return _int_at_least(text, 1)
+
+
+def count(text: str) -> int:
+    """An integer of at least 0."""
+    return _int_at_least(text, 0)
+
+
+def _int_at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{text} must be at least {least}")
     return value
 
 

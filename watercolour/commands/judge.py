@@ -14,6 +14,7 @@ from pathlib import Path
 
 from watercolour.commands.arguments import (
     UsageError,
+    count,
     existing_folder,
     output_folder,
     override,
@@ -22,13 +23,6 @@ from watercolour.commands.arguments import (
     preset,
     run_config,
 )
-
-
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,9 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", type=existing_folder, help="A run directory whose rendered rollouts join the audit.")
     parser.add_argument("--out", type=output_folder, help="Where the report goes (runs/judge-audit, runs/hacks).")
     parser.add_argument("--pairs", type=positive_int, default=24, help="Pairs asked in both orders, twice (24).")
-    parser.add_argument("--triads", type=_count, default=24, help="Triads checked for cycles (24).")
-    parser.add_argument("--tier-pairs", type=_count, default=24, help="love x okay pairs (24).")
-    parser.add_argument("--challengers", type=_count, default=4, help="Paintings each reference meets (4).")
+    parser.add_argument("--triads", type=count, default=24, help="Triads checked for cycles (24).")
+    parser.add_argument("--tier-pairs", type=count, default=24, help="love x okay pairs (24).")
+    parser.add_argument("--challengers", type=count, default=4, help="Paintings each reference meets (4).")
     parser.add_argument("--seed", type=int, default=0, help="Seeds every sample the audit draws.")
     parser.add_argument("--json", action="store_true", help="Print the report as JSON instead of markdown.")
     parser.add_argument(
