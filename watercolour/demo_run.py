@@ -50,14 +50,16 @@ def run_demo(
     assert config.run_dir is not None
     run_dir = Path(config.run_dir)
 
+    # ---- trackio reads its directory once, when TRL is first imported: the warm start imports it, so set it first
+    use_run_environment(run_dir)
+
     # ---- warm start (reused when a finished one is already in the run directory)
     adapter = run_dir / WARMSTART_DIR / ADAPTER_DIR
     if not (run_dir / WARMSTART_DIR / REPORT_FILE).is_file():
         warm_start(config, run_dir, examples=examples, epochs=epochs, style=style)
     config = config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
 
-    # ---- GRPO from the warm-start adapter; trackio reads its directory once, when TRL first imports it
-    use_run_environment(run_dir)
+    # ---- GRPO from the warm-start adapter
     from watercolour.trainer import train
 
     written = train(config, resume=latest_checkpoint(run_dir) is not None, echo=echo)
