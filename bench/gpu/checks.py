@@ -15,6 +15,8 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -54,19 +56,16 @@ def loss_on(trainer: Any, batch: dict[str, Any]) -> tuple[float, Any]:
     return loss, logps.float()
 
 
-def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
+@contextmanager
+def generating(trainer: Any) -> Iterator[Any]:
+    """The policy as the trainer generates with it: train mode (so compiled graphs' guards hold), unwrapped,
+    no grad, and the embedding hooks that break compilation paused."""
     import torch
     from trl.models import unwrap_model_for_generation
 
     from watercolour.generation import input_grad_hooks_paused
 
-    batch = trainer._buffered_inputs[0]
-    loss_before, logps_before = loss_on(trainer, batch)
-    inputs = rollout_inputs(trainer, generations)
-    config = copy.deepcopy(trainer.generation_config)
-    config.return_dict_in_generate = True
-    config.output_logits = True
-    trainer.model.train()  # as during training, so the compiled graphs' guards still hold
+    trainer.model.train()
     with (
         unwrap_model_for_generation(
             trainer.model_wrapped,
@@ -76,6 +75,19 @@ def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
         torch.no_grad(),
         input_grad_hooks_paused(trainer.model),
     ):
+        yield model
+
+
+def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
+    import torch
+
+    batch = trainer._buffered_inputs[0]
+    loss_before, logps_before = loss_on(trainer, batch)
+    inputs = rollout_inputs(trainer, generations)
+    config = copy.deepcopy(trainer.generation_config)
+    config.return_dict_in_generate = True
+    config.output_logits = True
+    with generating(trainer) as model:
         out = model.generate(**inputs, generation_config=config)
     prompt_len = inputs["input_ids"].shape[1]
     completion = out.sequences[:, prompt_len:]

@@ -18,10 +18,8 @@ def decode_profile(trainer: Any, generations: int, out: Path, tokens: int = 48) 
     import torch
     from torch.profiler import ProfilerActivity, profile
     from transformers import StoppingCriteria, StoppingCriteriaList
-    from trl.models import unwrap_model_for_generation
 
-    from bench.gpu.checks import rollout_inputs
-    from watercolour.generation import input_grad_hooks_paused
+    from bench.gpu.checks import generating, rollout_inputs
 
     inputs = rollout_inputs(trainer, generations)
     start = inputs["input_ids"].shape[1]
@@ -32,16 +30,7 @@ def decode_profile(trainer: Any, generations: int, out: Path, tokens: int = 48) 
             return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
 
     config = copy.deepcopy(trainer.generation_config)
-    trainer.model.train()
-    with (
-        unwrap_model_for_generation(
-            trainer.model_wrapped,
-            trainer.accelerator,
-            gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
-        ) as model,
-        torch.no_grad(),
-        input_grad_hooks_paused(trainer.model),
-    ):
+    with generating(trainer) as model:
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
         with profile(activities=activities) as prof:
             started = time.perf_counter()
