@@ -85,14 +85,15 @@ class LocalPrefect:
         runs = self.post("/task_runs/filter", {"flow_runs": {"id": {"any_": [flow_run_id]}}})
         return {run["name"]: run["state"]["name"] for run in runs}
 
-    def logs(self, flow_run_id: str, until: str = "Finished in state", timeout_s: float = 60) -> list[str]:
-        """The flow run's log messages, oldest first, once the one starting with `until` has arrived (a run's logs
-        are shipped in batches and can land after its state does)."""
+    def logs(self, flow_run_id: str, expect_steps: int = 0, timeout_s: float = 60) -> list[str]:
+        """The flow run's log messages, oldest first, once `expect_steps` step lines have arrived (a run's logs are
+        shipped in batches and can land after its state does)."""
         deadline = time.monotonic() + timeout_s
         while True:
             body = {"logs": {"flow_run_id": {"any_": [flow_run_id]}}, "sort": "TIMESTAMP_ASC"}
             messages = [entry["message"] for entry in self.post("/logs/filter", body)]
-            if any(message.startswith(until) for message in messages) or time.monotonic() > deadline:
+            arrived = sum(message.startswith("step ") for message in messages) >= expect_steps
+            if (arrived and messages) or time.monotonic() > deadline:
                 return messages
             time.sleep(1)
 
@@ -177,7 +178,7 @@ def test_two_runs_of_a_deployment_train_in_two_directories_and_log_every_step(lo
     for directory in directories:
         assert len((directory / "curves.csv").read_text().splitlines()) == 1 + 2  # header and two steps
         assert len(list((directory / "rollouts").glob("step-*.parquet"))) == 2
-    logs = local_prefect.logs(second)
+    logs = local_prefect.logs(second, expect_steps=2)
     assert any(line.startswith("starting a new run in") for line in logs)
     steps = [line for line in logs if line.startswith("step ")]
     assert [line.split(" |")[0] for line in steps] == ["step 1/2", "step 2/2"]
@@ -227,6 +228,9 @@ def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_pref
     assert any(name.startswith("load_reference_pool") and state == "Cached" for name, state in states.items())
     assert run_dirs(tmp_path) == [run_dir], "the retry trains on in its own directory"
     assert (run_dir / "checkpoints" / "checkpoint-2").is_dir()
-    assert any(line.startswith("resuming this flow run's training in") for line in local_prefect.logs(flow_run))
+    assert any(
+        line.startswith("resuming this flow run's training in")
+        for line in local_prefect.logs(flow_run, expect_steps=1)
+    )
     rows = RolloutStore(run_dir, 2).rows()
     assert sorted((row["step"], row["index"]) for row in rows) == [(1, 0), (1, 1), (2, 0), (2, 1)]
