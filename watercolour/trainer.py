@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from rewards.dead_letters import DeadLetterLog
 from watercolour.adapter import export_adapter, load_policy
 from watercolour.config import RunConfig, TrainingSettings
 from watercolour.curves import CurvesFile, curve_row, summary_line
+from watercolour.early_scoring import scoring_during_generation
 from watercolour.gallery import write_gallery
 from watercolour.generation import enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
 from watercolour.policy import resolve_model, set_cpu_threads
@@ -58,10 +60,16 @@ class TimedGRPOTrainer(GRPOTrainer):
         # Runs have no eval set, so every generation belongs to a training step.
         self._metrics["train"][f"time/{name}_s"].append(time.perf_counter() - started)
 
+    # Render each completion as soon as it ends (`watercolour.early_scoring`); set from the generation plan.
+    early_scoring = False
+
     def _generate(self, prompts: list) -> Any:
         started = time.perf_counter()
         try:
-            with input_grad_hooks_paused(self.model, paused=not self.generation_config.disable_compile):
+            with (
+                input_grad_hooks_paused(self.model, paused=not self.generation_config.disable_compile),
+                scoring_during_generation(self) if self.early_scoring else nullcontext(),
+            ):
                 return super()._generate(prompts)
         finally:
             self._record_time("generate", started)
@@ -211,7 +219,9 @@ def build_trainer(
         peft_config=peft_config,
         callbacks=[CurvesCallback(CurvesFile(run_dir), echo=echo)],
     )
-    enable_compile(trainer, resolve(training))
+    plan = resolve(training)
+    enable_compile(trainer, plan)
+    trainer.early_scoring = plan.early_scoring
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(QuietProgress())
     return trainer
