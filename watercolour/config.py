@@ -69,7 +69,12 @@ class RenderSettings(BaseModel):
     )
     size: int = Field(default=600, gt=0, description="Canvas width and height in pixels the prompt asks for.")
     deadline_s: float = Field(default=30.0, gt=0, description="Hard deadline per render; the page is killed after.")
-    browsers: int = Field(default=2, ge=1, description="Warm Chromium processes in the render pool.")
+    browsers: int = Field(
+        default=2,
+        ge=1,
+        description="Warm Chromium processes in the render pool: the run's total, so each of N training processes "
+        "(accelerate/torchrun) starts max(1, browsers // N).",
+    )
     pages_per_browser: int = Field(default=2, ge=1, description="Concurrent pages (sketches) per browser.")
 
 
