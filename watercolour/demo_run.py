@@ -1,7 +1,7 @@
 """The demo's learning run: warm start, GRPO from the warm-start adapter, then the learning summary.
 
 `run_demo(run_dir)` is what `watercolour demo` runs on the `demo` preset: SFT on compact procedural sketches
-(`watercolour.warmstart`, style "compact"), a short GRPO run through the trainer with `training.start_adapter` set to that
+(`watercolour.warmstart`, style "compact", the run's subject and its neighbours), a short GRPO run through the trainer with `training.start_adapter` set to that
 adapter, and `summarize_run` over the run's curves. A warm start already in the run directory is reused and a
 GRPO run with checkpoints resumes, so an interrupted demo picks up where it stopped.
 """
@@ -28,6 +28,9 @@ DEMO_PRESET = "demo"
 DEMO_EXAMPLES = 24
 DEMO_EPOCHS = 2.0
 DEMO_STYLE: Style = "compact"
+# Half the warm start paints the run's subject, half its neighbours (the same flower in other colours), so the
+# policy starts unsure of the colour and the subject-aware stand-ins reward the subject's (docs/learning.md).
+DEMO_NEIGHBOURS = True
 SUMMARY_FILE = "summary.json"
 
 
@@ -37,6 +40,7 @@ def run_demo(
     examples: int = DEMO_EXAMPLES,
     epochs: float = DEMO_EPOCHS,
     style: Style = DEMO_STYLE,
+    neighbours: bool = DEMO_NEIGHBOURS,
     overrides: dict[str, Any] | None = None,
     echo: bool = True,
 ) -> RunSummary:
@@ -56,7 +60,7 @@ def run_demo(
     # ---- warm start (reused when a finished one is already in the run directory)
     adapter = run_dir / WARMSTART_DIR / ADAPTER_DIR
     if not (run_dir / WARMSTART_DIR / REPORT_FILE).is_file():
-        warm_start(config, run_dir, examples=examples, epochs=epochs, style=style)
+        warm_start(config, run_dir, examples=examples, epochs=epochs, style=style, neighbours=neighbours)
     config = config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
 
     # ---- GRPO from the warm-start adapter

@@ -40,6 +40,9 @@ class RunSummary:
     slope_se: float
     t: float
     frac_reward_zero_std: float | None
+    # The share of the step's paintings in the subject's colours (None for runs logged before it was measured).
+    first_on_subject: float | None = None
+    last_on_subject: float | None = None
 
     @property
     def rises(self) -> bool:
@@ -92,6 +95,8 @@ def summarize_run(run_dir: Path) -> RunSummary:
         slope_se=se,
         t=t,
         frac_reward_zero_std=fmean(zero_std) if zero_std else None,
+        first_on_subject=_number(rows[0].get("on_subject_share")),
+        last_on_subject=_number(rows[-1].get("on_subject_share")),
     )
 
 
@@ -107,6 +112,8 @@ def format_summary(summary: RunSummary) -> str:
             f"{'':24} {'first step':>10} {'last step':>10}",
             f"{'mean reward':24} {summary.first_reward:>10.3f} {summary.last_reward:>10.3f}",
             f"{'gate pass rate':24} {_cell(summary.first_gate, '.0%'):>10} {_cell(summary.last_gate, '.0%'):>10}",
+            f"{'on-subject share':24} {_cell(summary.first_on_subject, '.0%'):>10} "
+            f"{_cell(summary.last_on_subject, '.0%'):>10}",
             f"reward slope {summary.slope:+.4f}/step (SE {summary.slope_se:.4f}, t = {summary.t:.2f}, "
             f"{summary.steps} steps): the reward {verdict}",
             f"frac_reward_zero_std (mean over steps): {_cell(summary.frac_reward_zero_std, '.2f')}",
