@@ -99,7 +99,7 @@ def stats_score(features: ImageFeatures) -> float:
 # How much of the offline score the subject's colours decide. The statistics alone rank a pale peach flower under
 # the same flower in deep blue (a paler wash is less paint against the paper: 0.05 against 0.14, measured), so a
 # factor on them could not make the subject count; the match is added beside them instead.
-SUBJECT_WEIGHT = 0.5
+SUBJECT_WEIGHT = 0.7
 # The match counts in full once this much of the canvas is paint: a speck in the right colour is not a flower.
 SUBJECT_COVERAGE = (0.005, 0.04)
 

@@ -13,6 +13,7 @@ import asyncio
 import json
 import math
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from statistics import fmean, median
 from typing import Any
@@ -131,9 +132,11 @@ class SideStats:
     share_under_0_3: float | None
     gate_pass_rate: float
     terms: dict[str, float | None]
+    # The share of samples whose painting shows the subject's colours (`rewards.subject_match`); None: no subject.
+    on_subject: float | None = None
 
 
-def side_stats(parts: list[RewardParts]) -> SideStats:
+def side_stats(parts: list[RewardParts], subject: str | None = None) -> SideStats:
     """A side's reward distribution and the mean of every registered term (over the rollouts that measured it)."""
     measured = [part.reward for part in parts if part.reward is not None]
     means = {}
@@ -147,7 +150,17 @@ def side_stats(parts: list[RewardParts]) -> SideStats:
         share_under_0_3=fmean(float(r < LOW_REWARD) for r in measured) if measured else None,
         gate_pass_rate=fmean(part.term("gate") or 0.0 for part in parts) if parts else 0.0,
         terms=means,
+        on_subject=fmean(map(float, map(partial(_on_subject, subject=subject), parts)))
+        if subject and parts
+        else None,
     )
+
+
+def _on_subject(part: RewardParts, subject: str) -> bool:
+    from rewards.subject_match import subject_match
+
+    render = part.verdict.render if part.verdict is not None else None
+    return render is not None and render.png is not None and subject_match(render.png, subject).on_subject
 
 
 def sample(model: Any, tokenizer: Any, subject: str, n: int, config: RunConfig, seed: int) -> list[str]:
@@ -227,7 +240,7 @@ def evaluate(
         "seed": seed,
         "sampling": config.training.model_dump(include={"temperature", "top_p", "top_k", "max_completion_length"}),
         "backends": scored["adapter"][0].backends if scored["adapter"] else {},
-        "sides": {side: asdict(side_stats(parts)) for side, parts in scored.items()},
+        "sides": {side: asdict(side_stats(parts, subject)) for side, parts in scored.items()},
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "evaluation.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -271,8 +284,9 @@ def format_evaluation(report: dict) -> str:
         ("median", "median reward", ".3f"),
         ("share_under_0_3", "share under 0.3", ".0%"),
         ("gate_pass_rate", "gate pass rate", ".0%"),
+        ("on_subject", "on-subject share", ".0%"),
     ):
-        values = [sides[name][key] for name in names]
+        values = [sides[name].get(key) for name in names]
         row = f"{label:18}" + "".join(f"{_cell(value, spec):>10}" for value in values)
         if len(values) == 2 and None not in values:
             row += f"{values[1] - values[0]:>+10{spec}}"
