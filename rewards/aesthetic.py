@@ -157,8 +157,10 @@ def build_scorer(config: HasAestheticSettings) -> AestheticScorer:
 
 
 def aesthetic_context(scorer: Any, rollout: Admitted, batch: Any) -> str:
-    """The offline stand-in's score depends on the painting's subject, so its cache key does too."""
-    return f"subject={rollout.subject}" if isinstance(scorer, ImageStatsScorer) else ""
+    """The offline stand-in's score depends on the painting's subject, so its cache key does too (its backend id
+    is unchanged: without a subject it scores as it always did, and keys with one cannot meet keys without)."""
+    reads = rollout.subject is not None and isinstance(scorer, ImageStatsScorer)
+    return f"subject={rollout.subject}" if reads else ""
 
 
 AESTHETIC_TERM = RewardTerm(

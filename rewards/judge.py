@@ -54,7 +54,8 @@ def judge_context(judge: Any, rollout: Admitted, batch: Sequence[Admitted]) -> s
     """A verdict depends on the group seed (the references drawn) and, in group mode, on who the groupmates are."""
     if not isinstance(judge, GroupJudge):
         # The offline stand-in reads the subject (`rewards.offline_judge`); the VLM's answer does not depend on it.
-        subject = f";subject={rollout.subject}" if judge.backend_id.startswith("offline") else ""
+        reads = rollout.subject is not None and judge.backend_id.startswith("offline")
+        subject = f";subject={rollout.subject}" if reads else ""
         return f"group_seed={rollout.group_seed}{subject}"
     mates = sorted(other.sketch_hash for other in batch if other.group_seed == rollout.group_seed)
     return f"group_seed={rollout.group_seed};group={hashlib.sha256(' '.join(mates).encode()).hexdigest()[:16]}"

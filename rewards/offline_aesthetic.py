@@ -127,10 +127,12 @@ class ImageStatsScorer:
     `score(pngs, subjects)` reads each painting's subject when given one; its raw value is the statistics score.
     """
 
-    backend_id = "offline-image-stats-subject-v2"
+    backend_id = "offline-image-stats-v1"
 
     async def score(self, pngs: list[bytes], subjects: list[str | None] | None = None) -> list[AestheticScore]:
-        return [self.score_one(png, subject) for png, subject in zip(pngs, subjects or [None] * len(pngs), strict=True)]
+        return [
+            self.score_one(png, subject) for png, subject in zip(pngs, subjects or [None] * len(pngs), strict=True)
+        ]
 
     def score_one(self, png: bytes, subject: str | None = None) -> AestheticScore:
         value, stats, match = offline_score(analyse(png), subject)

@@ -62,7 +62,7 @@ class PoolSimilarityJudge(PairwiseJudge[Profile]):
     def __init__(self, settings: JudgeSettings, pool: Sequence[PoolReference]) -> None:
         self.settings = settings
         self.pool = list(pool)
-        self.backend_id = f"offline-pool-similarity-subject-v2:{judge_digest(settings, pool)}"
+        self.backend_id = f"offline-pool-similarity-v1:{judge_digest(settings, pool)}"
         self._profiles: dict[str, Profile] = {}
         love = [r for r in self.pool if r.tier == "love"] or self.pool
         self._target = np.mean([self.prepare_reference(r).vector for r in love], axis=0)

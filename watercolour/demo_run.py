@@ -32,6 +32,7 @@ DEMO_STYLE: Style = "compact"
 # policy starts unsure of the colour and the subject-aware stand-ins reward the subject's (docs/learning.md).
 DEMO_NEIGHBOURS = True
 SUMMARY_FILE = "summary.json"
+SHEET_FILE = "first-last.png"
 
 
 def run_demo(
@@ -72,7 +73,29 @@ def run_demo(
     summary = summarize_run(run_dir)
     (run_dir / SUMMARY_FILE).write_text(json.dumps({**asdict(summary), "rises": summary.rises}, indent=2) + "\n")
     curve = write_curve_svg(run_dir, title=f"{config.name}: {config.training.subject}")
+    sheet = write_first_last_sheet(run_dir, config.training.num_generations)
     if echo:
         print(format_summary(summary))
-        print(f"gallery: {written['gallery']}  curve: {curve}  summary: {run_dir / SUMMARY_FILE}")
+        print(f"gallery: {written['gallery']}  curve: {curve}  first and last step: {sheet}")
+        print(f"summary: {run_dir / SUMMARY_FILE}")
     return summary
+
+
+def write_first_last_sheet(run_dir: Path, columns: int) -> Path:
+    """A contact sheet of the first step's paintings above the last step's (`first-last.png`), each labelled with
+    its step, reward and whether it shows the subject's colours."""
+    from watercolour.contact_sheet import contact_sheet
+    from watercolour.rollout_store import RolloutStore
+
+    rows = RolloutStore(run_dir, columns).rows()
+    steps = sorted({row["step"] for row in rows})
+    tiles = []
+    for step in (steps[0], steps[-1]) if steps else ():
+        for row in (row for row in rows if row["step"] == step):
+            png = (run_dir / row["png"]).read_bytes() if row["png"] else None
+            reward = "-" if row["reward"] is None else f"{row['reward']:.2f}"
+            mark = {True: " on", False: " off", None: ""}[row.get("on_subject")]
+            tiles.append((f"step {step}: {reward}{mark}", png))
+    out = run_dir / SHEET_FILE
+    out.write_bytes(contact_sheet(tiles, columns=max(1, columns)))
+    return out

@@ -150,9 +150,7 @@ def side_stats(parts: list[RewardParts], subject: str | None = None) -> SideStat
         share_under_0_3=fmean(float(r < LOW_REWARD) for r in measured) if measured else None,
         gate_pass_rate=fmean(part.term("gate") or 0.0 for part in parts) if parts else 0.0,
         terms=means,
-        on_subject=fmean(map(float, map(partial(_on_subject, subject=subject), parts)))
-        if subject and parts
-        else None,
+        on_subject=fmean(map(float, map(partial(_on_subject, subject=subject), parts))) if subject and parts else None,
     )
 
 

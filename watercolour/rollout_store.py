@@ -104,7 +104,9 @@ class RolloutStore:
         # Whatever the backends: does the painting show its subject's colours (no painting: it does not)?
         on_subject = None
         if subject is not None:
-            on_subject = render is not None and render.png is not None and subject_match(render.png, subject).on_subject
+            on_subject = (
+                render is not None and render.png is not None and subject_match(render.png, subject).on_subject
+            )
         return {
             "step": step,
             "group": group,
