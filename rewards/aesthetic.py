@@ -159,7 +159,7 @@ def build_scorer(config: HasAestheticSettings) -> AestheticScorer:
 def aesthetic_context(scorer: Any, rollout: Admitted, batch: Any) -> str:
     """The offline stand-in's score depends on the painting's subject, so its cache key does too (its backend id
     is unchanged: without a subject it scores as it always did, and keys with one cannot meet keys without)."""
-    reads = rollout.subject is not None and isinstance(scorer, ImageStatsScorer)
+    reads = rollout.subject is not None and scorer.backend_id.startswith("offline")
     return f"subject={rollout.subject}" if reads else ""
 
 

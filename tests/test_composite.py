@@ -174,13 +174,6 @@ async def test_an_unreachable_scorer_gives_none_and_a_dead_letter(
     assert judges.calls == 1  # the judge is independent of the scorer's outage
 
 
-@pytest.mark.parametrize(
-    ("off", "on", "unreachable"),
-    [
-        ("judge", "aesthetic", {"judge.backend": "openai", "judge.base_url": CLOSED_PORT}),
-        ("aesthetic", "judge", {"aesthetic.backend": "hpsv3", "aesthetic.url": CLOSED_PORT}),
-    ],
-)
 async def test_the_subject_column_reaches_both_stand_ins_and_the_cache_tells_subjects_apart(
     tmp_path: Path, browser_pool, paintings: list[str]
 ) -> None:
@@ -195,6 +188,13 @@ async def test_the_subject_column_reaches_both_stand_ins_and_the_cache_tells_sub
     await reward.aclose()
 
 
+@pytest.mark.parametrize(
+    ("off", "on", "unreachable"),
+    [
+        ("judge", "aesthetic", {"judge.backend": "openai", "judge.base_url": CLOSED_PORT}),
+        ("aesthetic", "judge", {"aesthetic.backend": "hpsv3", "aesthetic.url": CLOSED_PORT}),
+    ],
+)
 async def test_a_backend_at_weight_zero_is_never_called_and_the_other_still_is(
     tmp_path: Path, browser_pool, paintings: list[str], off: str, on: str, unreachable: dict[str, str]
 ) -> None:
