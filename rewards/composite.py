@@ -72,7 +72,9 @@ class CompositeReward:
     async def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
         step = rollout_step(kwargs.get("trainer_state"))
         seeds = group_seeds(prompts, step, kwargs)
-        parts = await self.engine.score([self.scored_text(c) for c in completions], seeds, step)
+        # The dataset's `subject` column (TRL passes dataset columns as keyword arguments, one value per rollout).
+        subjects = kwargs.get("subject")
+        parts = await self.engine.score([self.scored_text(c) for c in completions], seeds, step, subjects)
         if self.on_scored is not None:
             self.on_scored(prompts, completions, parts, kwargs)
         if "log_metric" in kwargs:
