@@ -18,6 +18,7 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 
 def main() -> None:
@@ -29,6 +30,7 @@ def main() -> None:
     parser.add_argument("--learning-rate", type=float, default=None, help="default: the demo preset's")
     parser.add_argument("--examples", type=int, default=24, help="warm-start examples (the demo's)")
     parser.add_argument("--epochs", type=float, default=2.0, help="warm-start epochs (the demo's)")
+    parser.add_argument("--no-trackio", action="store_true", help="train without trackio (not on the GPU image)")
     parser.add_argument("--browsers", type=int, default=4, help="Chromium processes for the reward's renders")
     args = parser.parse_args()
 
@@ -38,6 +40,17 @@ def main() -> None:
     from watercolour.policy import convert_smollm2
     from watercolour.run_dir import use_run_environment
 
+    if args.no_trackio:  # the GPU image has no trackio; its metrics are in curves.csv all the same
+        import watercolour.trainer as trainer_module
+
+        grpo_args = trainer_module.grpo_args
+
+        def without_trackio(config: Any, run_dir: Path) -> Any:
+            built = grpo_args(config, run_dir)
+            built.report_to = []
+            return built
+
+        trainer_module.grpo_args = without_trackio
     started = time.perf_counter()
     model_dir = convert_smollm2(args.out / "model", gguf=args.gguf)
     converted_s = time.perf_counter() - started
