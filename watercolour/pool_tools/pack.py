@@ -85,7 +85,7 @@ def pool_revision(pool_dir: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def write_pool(rows: list[dict[str, Any]], out: Path, description: str, push: str | None = None) -> str:
+def write_pool(rows: list[dict[str, Any]], out: Path, description: str) -> str:
     """Write the dataset and the loader layout into `out`; the pool's revision."""
     from datasets import Dataset, Features, Image, Value
 
@@ -116,8 +116,6 @@ def write_pool(rows: list[dict[str, Any]], out: Path, description: str, push: st
     (out / "pool.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
     revision = pool_revision(out)
     (out / REVISION).write_text(revision + "\n", encoding="utf-8")
-    if push:
-        dataset.push_to_hub(push, commit_message=f"pool revision {revision}")
     return revision
 
 
