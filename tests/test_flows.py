@@ -157,7 +157,7 @@ def test_pool_refresh_reports_moved_pixels_and_verdicts(prefect_server, tmp_path
     # A changed sketch against its old picture: the refresh must see the pixels move.
     poppy = seed / "orange_poppy.js"
     poppy.write_text(poppy.read_text().replace('"#ee8a28"', '"#2040c0"').replace('"#f39a2e"', '"#2040c0"'))
-    rows = {row["sketch"]: row for row in refresh_pool(str(seed), str(tmp_path / "report.json"))}
+    rows = {row["sketch"]: row for row in refresh_pool(str(seed), str(tmp_path / "report.json"))["drift"]}
     assert rows["blue_anemone"]["passed"] and rows["blue_anemone"]["moved_pixels"] < 0.01
     assert rows["orange_poppy"]["moved_pixels"] > 0.01
     assert (tmp_path / "report.json").exists() and artifacts("pool-refresh")

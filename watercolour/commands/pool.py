@@ -166,9 +166,9 @@ def pack(args: argparse.Namespace) -> int:
     tiers = {tier: sum(row["tier"] == tier for row in rows) for tier in ("love", "okay", "meh")}
     print(f"packed {args.out} at revision {revision}: {tiers}")
     if args.push:
-        from watercolour.pool_tools.publish import PoolHubSettings, publish_pool
-
         import os
+
+        from watercolour.pool_tools.publish import PoolHubSettings, publish_pool
 
         # The CLI is where the environment is read: HF_ENDPOINT points a push at a mirror or a test Hub.
         hub = PoolHubSettings(repo_id=args.push, endpoint=os.environ.get("HF_ENDPOINT"))

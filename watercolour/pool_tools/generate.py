@@ -149,9 +149,13 @@ class Generator:
         try:
             found = await asyncio.gather(*chains)
         finally:
-            for http in self.clients.values():
-                await http.aclose()
+            await self.aclose()
         return [candidate for chain in found for candidate in chain]
+
+    async def aclose(self) -> None:
+        for http in self.clients.values():
+            await http.aclose()
+        self.clients.clear()
 
     async def chain(self, model: str, url: str, number: int) -> list[Candidate]:
         """A first draft, then up to `rounds` revisions on the critic's word; a call that still fails ends it."""
