@@ -150,7 +150,7 @@ def generate_candidates(settings: GenerateSettings, folder: Path, photos: list[P
     pairs = settings.model_endpoints()
     chains = [(pair, number) for pair in range(len(pairs)) for number in range(settings.per_model)]
     futures = draft_candidate.map(
-        [settings] * len(chains), [folder] * len(chains), [photos] * len(chains), *zip(*chains, strict=True)
+        [settings] * len(chains), [folder] * len(chains), [photos] * len(chains), *map(list, zip(*chains, strict=True))
     )
     letters: list[dict[str, Any]] = []
     made: list[Candidate] = []

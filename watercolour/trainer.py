@@ -188,7 +188,7 @@ def build_trainer(
     training = config.training
     if not torch.cuda.is_available():
         set_cpu_threads()
-    store = RolloutStore(run_dir, training.num_generations, preset=config.name)
+    store = RolloutStore(run_dir, training.num_generations, preset=config.name, pool_revision=config.pool_revision)
     reward = make_reward(config, run_dir, store.record_batch)
     model: Any = resolve_model(training.model)
     tokenizer: Any = None
@@ -245,6 +245,27 @@ def prepare_run_dir(run_dir: Path, resume: bool) -> Path | None:
     return checkpoint
 
 
+class PoolRevisionChanged(RuntimeError):
+    """The pool folder no longer holds the revision the run trained against."""
+
+
+def pin_pool_revision(config: RunConfig, started: Path | None) -> RunConfig:
+    """The configuration with the pool revision it trains against; a resumed run keeps the one it started with
+    (its saved config at `started`), and a pool folder that changed since is refused rather than trained on."""
+    from watercolour.reference_pool import pool_revision
+
+    found = pool_revision(config.pool_dir)
+    expected = RunConfig.load(started).pool_revision if started is not None and started.is_file() else None
+    expected = expected or config.pool_revision
+    if expected is not None and expected != found:
+        raise PoolRevisionChanged(
+            f"the pool at {config.pool_dir or 'the bundled pool'} is revision {found}, but this run trains against "
+            f"revision {expected}: point pool_dir at that revision's folder (pool/build keeps each under "
+            "revisions/<revision>)"
+        )
+    return config.model_copy(update={"pool_revision": found})
+
+
 def train(
     config: RunConfig, resume: bool = False, echo: Echo = True, make_reward: RewardFactory = CompositeReward
 ) -> dict[str, Path]:
@@ -252,6 +273,7 @@ def train(
     assert config.run_dir is not None, "RunConfig resolves run_dir when it is built"
     run_dir = Path(config.run_dir)
     checkpoint = prepare_run_dir(run_dir, resume)
+    config = pin_pool_revision(config, run_dir / "config.yaml" if checkpoint is not None else None)
     config.save(run_dir / "config.yaml")
     trainer = build_trainer(config, run_dir, echo=echo, make_reward=make_reward)
     try:
@@ -259,7 +281,9 @@ def train(
     finally:
         close_reward(trainer)
     adapter = export_adapter(trainer, run_dir / ADAPTER_DIR, base_model=config.training.model, config_name=config.name)
-    store = RolloutStore(run_dir, config.training.num_generations, preset=config.name)
+    store = RolloutStore(
+        run_dir, config.training.num_generations, preset=config.name, pool_revision=config.pool_revision
+    )
     gallery = write_gallery(
         gallery_items(store.rows(), run_dir / GALLERY_DIR, run_dir),
         run_dir / GALLERY_DIR,
