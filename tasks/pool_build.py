@@ -90,7 +90,9 @@ def dead_letter(folder: Path, stage: str, error: BaseException) -> DeadLetter:
     return letter
 
 
-@task(persist_result=True, cache_policy=DEFAULT)
+# log_prints off: datasets' fingerprinting prints a disassembly on save, which the flow's log_prints would turn
+# into a dozen INFO lines (as it did for the training task).
+@task(persist_result=True, cache_policy=DEFAULT, log_prints=False)
 def pack_revision(folder: Path, pool_root: Path) -> tuple[str, Path]:
     """Pack the rated candidates into `pool_root/revisions/<revision>` (never rewritten: a run that trains on a
     revision keeps it), and point `pool_root/LATEST` at it."""

@@ -6,7 +6,8 @@ run, which packs, calibrates and publishes a revision. A second run with one wri
 through the API the UI's Resume form posts to, and completes with dead letters for that endpoint. The scheduled
 `pool/refresh` queues new candidates for the thin subjects of the latest revision.
 
-One server for the module: each start costs 15+ s on this machine.
+One server for the module (each start costs 15+ s on this machine), and the three runs start together: the worker
+runs them side by side, so the module waits for the slowest once instead of for each in turn.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import os
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -42,6 +44,8 @@ def prefect(tmp_path_factory, stand_ins):
     local = LocalPrefect(tmp_path_factory.mktemp("prefect-home"), free_port())
     # The worker's flow runs publish to the loopback Hub: HF_ENDPOINT names it, and the Hub is not offline for them.
     local.env.update({"HF_ENDPOINT": hub.endpoint, "HF_TOKEN": TOKEN, "HF_HUB_OFFLINE": "0"})
+    # A resumed run is scheduled again; the worker's default 10 s between polls would be most of the wait.
+    local.env["PREFECT_WORKER_QUERY_SECONDS"] = "2"
     started = local.script("up")
     try:
         assert started.returncode == 0, started.stdout + started.stderr
@@ -113,18 +117,78 @@ def artifact_data(prefect: LocalPrefect, key: str) -> list:
     return json.loads(found[0]["data"]) if found[0]["type"] == "table" else found[0]["data"]
 
 
-def test_build_waits_for_ratings_in_the_page_then_packs_calibrates_and_publishes(prefect, stand_ins, tmp_path):
+def rated_candidates(folder: Path) -> Path:
+    """A generated folder of two candidates, one of them rated."""
+    from watercolour.pool_tools.candidates import Candidate, Ratings, append_candidate, write_ratings
+
+    folder.mkdir(parents=True)
+    for name in ("red_poppy", "orange_poppy"):
+        for suffix in (".js", ".png"):
+            (folder / f"{name}{suffix}").write_bytes((BUNDLED_POOL / f"{name}{suffix}").read_bytes())
+        made = Candidate(
+            id=name, model="org/m", endpoint="http://x", subject="a red poppy", round=0, temperature=0.6, passed=True,
+            js=f"{name}.js", png=f"{name}.png",
+        )  # fmt: skip
+        append_candidate(folder, made)
+    (folder / "generated.json").write_text(json.dumps({"candidates": 2, "passed": 2, "rounds": 0, "dead_letters": []}))
+    ratings = Ratings()
+    ratings.rate("red_poppy", "love")
+    write_ratings(folder, ratings)
+    return folder
+
+
+@dataclass
+class Runs:
+    started: dict[str, tuple[str, Path]]  # name -> (flow run id, its pool root)
+    dead_endpoint: str
+
+
+@pytest.fixture(scope="module")
+def runs(prefect, stand_ins, tmp_path_factory):
+    """The three runs, started at once."""
+    writer, critic, hub = stand_ins
+    base = tmp_path_factory.mktemp("pool-runs")
+    seed = base / "seed"
+    seed.mkdir()
+    for name in ("red_poppy.js", "red_poppy.png"):
+        (seed / name).write_bytes((BUNDLED_POOL / name).read_bytes())
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    waiting = rated_candidates(base / "waiting" / "queued")
+    started = {
+        "build": prefect.run_deployment(
+            "pool/build",
+            generate=generate([writer.url + "/v1"], ["org/writer"], critic),
+            pool_root=str(base / "build"),
+            calibrate_k=2,
+            hub={"repo_id": "me/pool", "endpoint": hub.endpoint, "private": False},
+        ),
+        "dead": prefect.run_deployment(
+            "pool/build",
+            generate=generate([writer.url + "/v1", dead], ["org/alive", "org/dead"]),
+            pool_root=str(base / "dead"),
+            calibrate_k=1,
+        ),
+        "refresh": prefect.run_deployment(
+            "pool/refresh",
+            generate=generate([writer.url + "/v1"], ["org/writer"]),
+            pool_root=str(base / "refresh"),
+            seed_dir=str(seed),
+            report=str(base / "report.json"),
+            max_subjects=2,
+        ),
+        # A queued folder (as a refresh leaves one), one rating already made, and a second of patience.
+        "waiting": prefect.run_deployment(
+            "pool/build", candidates=str(waiting), pool_root=str(base / "waiting"), rating_timeout_s=1
+        ),
+    }
+    return Runs({name: (flow_run, base / name) for name, flow_run in started.items()}, dead)
+
+
+def test_build_waits_for_ratings_in_the_page_then_packs_calibrates_and_publishes(prefect, stand_ins, runs):
     from playwright.sync_api import sync_playwright
 
-    writer, critic, hub = stand_ins
-    root = tmp_path / "pool"
-    flow_run = prefect.run_deployment(
-        "pool/build",
-        generate=generate([writer.url + "/v1"], ["org/writer"], critic),
-        pool_root=str(root),
-        calibrate_k=2,
-        hub={"repo_id": "me/pool", "endpoint": hub.endpoint, "private": False},
-    )
+    _, _, hub = stand_ins
+    flow_run, root = runs.started["build"]
     suspended_without_a_process(prefect, flow_run)
     (folder,) = (root / "candidates").iterdir()
     assert json.loads((folder / "awaiting.json").read_text())["flow_run_id"] == flow_run
@@ -172,16 +236,9 @@ def test_build_waits_for_ratings_in_the_page_then_packs_calibrates_and_publishes
     assert not (folder / "awaiting.json").exists()
 
 
-def test_a_dead_generator_endpoint_becomes_dead_letters_and_the_ui_input_resumes(prefect, stand_ins, tmp_path):
-    writer, _, _ = stand_ins
-    root = tmp_path / "pool"
-    dead = f"http://127.0.0.1:{free_port()}/v1"
-    flow_run = prefect.run_deployment(
-        "pool/build",
-        generate=generate([writer.url + "/v1", dead], ["org/alive", "org/dead"]),
-        pool_root=str(root),
-        calibrate_k=1,
-    )
+def test_a_dead_generator_endpoint_becomes_dead_letters_and_the_ui_input_resumes(prefect, runs):
+    flow_run, root = runs.started["dead"]
+    dead = runs.dead_endpoint
     suspended_without_a_process(prefect, flow_run)
     (folder,) = (root / "candidates").iterdir()
     letters = artifact_data(prefect, "pool-dead-letters")
@@ -198,27 +255,32 @@ def test_a_dead_generator_endpoint_becomes_dead_letters_and_the_ui_input_resumes
     assert (folder / "dead_letters.jsonl").is_file()
 
 
-def test_the_scheduled_refresh_queues_candidates_for_thin_subjects(prefect, stand_ins, tmp_path):
-    writer, _, _ = stand_ins
+def test_the_scheduled_refresh_queues_candidates_for_thin_subjects(prefect, runs):
     refresh = prefect.get("/deployments/name/pool/refresh")
     assert refresh["schedules"][0]["schedule"]["cron"] == "0 3 * * 1"
     assert prefect.get("/deployments/name/pool/build")["entrypoint"] == "flows/pool_build.py:build_pool"
-    seed = tmp_path / "seed"
-    seed.mkdir()
-    for name in ("red_poppy.js", "red_poppy.png"):
-        (seed / name).write_bytes((BUNDLED_POOL / name).read_bytes())
-    flow_run = prefect.run_deployment(
-        "pool/refresh",
-        generate=generate([writer.url + "/v1"], ["org/writer"]),
-        pool_root=str(tmp_path / "pool"),
-        seed_dir=str(seed),
-        report=str(tmp_path / "report.json"),
-        max_subjects=2,
-    )
+    flow_run, root = runs.started["refresh"]
     assert prefect.wait(flow_run, timeout_s=180) == "COMPLETED", prefect.worker_log()
-    (folder,) = (tmp_path / "pool" / "candidates").iterdir()
+    (folder,) = (root / "candidates").iterdir()
     candidates = [json.loads(line) for line in (folder / "candidates.jsonl").read_text().splitlines()]
     plan = artifact_data(prefect, "pool-refresh-plan")
     assert sorted(c["subject"] for c in candidates) == sorted(row["subject"] for row in plan) and len(plan) == 2
     assert not (folder / "ratings.json").exists()  # awaiting rating
-    assert json.loads((tmp_path / "report.json").read_text())[0]["sketch"] == "red_poppy"
+    assert json.loads((root.parent / "report.json").read_text())[0]["sketch"] == "red_poppy"
+
+
+def test_a_run_left_waiting_fails_clearly_and_keeps_every_rating(prefect, runs):
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from watercolour.pool_tools.rate import NotWaiting, RatingDesk
+
+    flow_run, root = runs.started["waiting"]
+    folder = root / "queued"
+    before = (folder / "ratings.json").read_text()
+    assert prefect.wait(flow_run, timeout_s=180) == "FAILED"
+    assert "paused and never resumed" in prefect.get(f"/flow_runs/{flow_run}")["state"]["message"]
+    assert (folder / "ratings.json").read_text() == before
+    # The page still finds the run named in the folder, and says where the ratings are and how to pack them.
+    with temporary_settings({PREFECT_API_URL: prefect.api}), pytest.raises(NotWaiting, match="candidates="):
+        RatingDesk(folder).finish()
+    assert (folder / "ratings.json").read_text() == before
