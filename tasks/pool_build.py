@@ -27,7 +27,7 @@ from watercolour.records import DeadLetter
 POOL_RENDER = RenderSettings(browsers=1, pages_per_browser=2)
 # Connection refused or a 5xx: a couple of retries spaced out, then the chain is a dead letter.
 GENERATE_RETRIES = 2
-GENERATE_RETRY_DELAYS = [2, 8]
+GENERATE_RETRY_DELAYS: list[float] = [2, 8]
 
 
 def candidate_name(pair: int, number: int, round_number: int) -> str:

@@ -111,8 +111,10 @@ def rating_page(prefect: LocalPrefect, folder: Path) -> tuple[subprocess.Popen, 
     raise TimeoutError("the rating page did not start")
 
 
-def artifact_data(prefect: LocalPrefect, key: str) -> list:
-    found = prefect.post("/artifacts/filter", {"artifacts": {"key": {"any_": [key]}}, "sort": "CREATED_DESC"})
+def artifact_data(prefect: LocalPrefect, flow_run_id: str, key: str) -> list:
+    """The data of a flow run's latest artifact under `key` (the runs share the keys: each key's versions)."""
+    artifacts = {"key": {"any_": [key]}, "flow_run_id": {"any_": [flow_run_id]}}
+    found = prefect.post("/artifacts/filter", {"artifacts": artifacts, "sort": "CREATED_DESC"})
     assert found, f"no artifact {key}"
     return json.loads(found[0]["data"]) if found[0]["type"] == "table" else found[0]["data"]
 
@@ -192,8 +194,9 @@ def test_build_waits_for_ratings_in_the_page_then_packs_calibrates_and_publishes
     suspended_without_a_process(prefect, flow_run)
     (folder,) = (root / "candidates").iterdir()
     assert json.loads((folder / "awaiting.json").read_text())["flow_run_id"] == flow_run
-    counts = {row["stage"]: row["count"] for row in artifact_data(prefect, "pool-counts")}
-    assert counts == {"drafted": 2, "revised": 2, "passed the gate": 4, "dead letters": 0}
+    counts = {row["stage"]: row["count"] for row in artifact_data(prefect, flow_run, "pool-counts")}
+    table = artifact_data(prefect, flow_run, "pool-candidates")
+    assert counts == {"drafted": 2, "revised": 2, "passed the gate": 4, "dead letters": 0}, table
 
     page_process, url = rating_page(prefect, folder)
     try:
@@ -229,10 +232,10 @@ def test_build_waits_for_ratings_in_the_page_then_packs_calibrates_and_publishes
         r["name"] for r in json.loads((pool_dir / "pool.json").read_text())["references"]
     }
     assert hub.repos["me/pool"]["REVISION"].decode().strip() == revision
-    assert {row["name"] for row in artifact_data(prefect, "pool-calibration")} == {
+    assert {row["name"] for row in artifact_data(prefect, flow_run, "pool-calibration")} == {
         row["name"] for row in calibration["references"]
     }
-    assert "gallery/index.html" in artifact_data(prefect, "pool-gallery")
+    assert "gallery/index.html" in artifact_data(prefect, flow_run, "pool-gallery")
     assert not (folder / "awaiting.json").exists()
 
 
@@ -241,7 +244,7 @@ def test_a_dead_generator_endpoint_becomes_dead_letters_and_the_ui_input_resumes
     dead = runs.dead_endpoint
     suspended_without_a_process(prefect, flow_run)
     (folder,) = (root / "candidates").iterdir()
-    letters = artifact_data(prefect, "pool-dead-letters")
+    letters = artifact_data(prefect, flow_run, "pool-dead-letters")
     assert {row["endpoint"] for row in letters} == {dead} and len(letters) == 2
     alive_ids = [json.loads(line)["id"] for line in (folder / "candidates.jsonl").read_text().splitlines()]
     assert len(alive_ids) == 2
@@ -263,7 +266,7 @@ def test_the_scheduled_refresh_queues_candidates_for_thin_subjects(prefect, runs
     assert prefect.wait(flow_run, timeout_s=180) == "COMPLETED", prefect.worker_log()
     (folder,) = (root / "candidates").iterdir()
     candidates = [json.loads(line) for line in (folder / "candidates.jsonl").read_text().splitlines()]
-    plan = artifact_data(prefect, "pool-refresh-plan")
+    plan = artifact_data(prefect, flow_run, "pool-refresh-plan")
     assert sorted(c["subject"] for c in candidates) == sorted(row["subject"] for row in plan) and len(plan) == 2
     assert not (folder / "ratings.json").exists()  # awaiting rating
     assert json.loads((root.parent / "report.json").read_text())[0]["sketch"] == "red_poppy"
