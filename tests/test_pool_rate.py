@@ -155,3 +155,24 @@ def test_the_grid_view_rates_the_focused_candidate_by_keyboard_and_survives_a_re
         server.shutdown()
         server.server_close()
     assert read_ratings(tmp_path).tiers == {names[2]: "love"}
+
+
+def test_submitted_ratings_are_merged_into_the_saved_ones_and_unknown_ids_are_refused(tmp_path):
+    from watercolour.pool_tools.candidates import RatingsSubmitted, merge_submitted
+
+    for name in ("cand_0000", "cand_0001"):
+        candidate(tmp_path, name)
+    RatingDesk(tmp_path).rate("cand_0000", "love")
+    merged = merge_submitted(tmp_path, RatingsSubmitted(tiers={"cand_0001": "meh"}))
+    assert merged.tiers == {"cand_0000": "love", "cand_0001": "meh"} == read_ratings(tmp_path).tiers
+    with pytest.raises(ValueError, match="not in"):
+        merge_submitted(tmp_path, RatingsSubmitted(tiers={"cand_9999": "love"}))
+    assert read_ratings(tmp_path).tiers == merged.tiers  # nothing lost to the bad input
+
+
+def test_finishing_with_no_flow_run_waiting_names_the_problem(tmp_path):
+    from watercolour.pool_tools.rate import NotWaiting
+
+    candidate(tmp_path, "cand_0000")
+    with pytest.raises(NotWaiting, match="no flow run waits"):
+        RatingDesk(tmp_path).finish()
