@@ -23,8 +23,10 @@ from watercolour.pool_tools.generate import GenerateSettings, Generator, Photo
 from watercolour.records import DeadLetter
 
 
-# One browser, two pages: a pool build renders a few dozen sketches, and the machine may be training too.
-POOL_RENDER = RenderSettings(browsers=1, pages_per_browser=2)
+# One browser, two pages: a pool build renders a few dozen sketches, and the machine may be training too. Its
+# deadline is three times training's 30 s: a build is not latency-bound, and at 30 s a test build on a 2-core box
+# under a load of 30 lost every draft to render_timeout (a candidate lost to a timeout is one nobody can rate).
+POOL_RENDER = RenderSettings(browsers=1, pages_per_browser=2, deadline_s=90.0)
 # Connection refused or a 5xx: a couple of retries spaced out, then the chain is a dead letter.
 GENERATE_RETRIES = 2
 GENERATE_RETRY_DELAYS: list[float] = [2, 8]
