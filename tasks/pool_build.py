@@ -9,6 +9,7 @@ Drafts and rounds render on the process's one browser pool (`rewards.engine_thre
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,12 @@ def candidate_name(pair: int, number: int, round_number: int) -> str:
     return f"cand_{pair}_{number:03d}_r{round_number}"
 
 
-def _with_generator(settings: GenerateSettings, folder: Path, photos: list[Photo], step: Any) -> Candidate:
+Step = Callable[[Generator], Awaitable[tuple[Candidate, bytes | None]]]
+
+
+def _with_generator(settings: GenerateSettings, folder: Path, photos: list[Photo], step: Step) -> Candidate:
+    """Run one generation step on the process's engine loop, with a generator of its own (clients closed after)."""
+
     async def run() -> Candidate:
         generator = Generator(settings, folder, await engine_thread().browser_pool(POOL_RENDER), photos)
         try:
