@@ -248,6 +248,10 @@ def test_a_dead_generator_endpoint_becomes_dead_letters_and_the_ui_input_resumes
     assert {row["endpoint"] for row in letters} == {dead} and len(letters) == 2
     alive_ids = [json.loads(line)["id"] for line in (folder / "candidates.jsonl").read_text().splitlines()]
     assert len(alive_ids) == 2
+    # The UI builds its Resume form from the schema the run stored for its typed input.
+    keyset = prefect.get(f"/flow_runs/{flow_run}")["state"]["state_details"]["run_input_keyset"]
+    schema = json.dumps(prefect.get(f"/flow_runs/{flow_run}/input/{keyset['schema']}"))
+    assert "RatingsSubmitted" in schema and "tiers" in schema and "love" in schema
     # What the UI's Resume form posts: the typed input, here rating both candidates.
     body = {"run_input": {"tiers": {alive_ids[0]: "love", alive_ids[1]: "meh"}}}
     assert httpx.post(f"{prefect.api}/flow_runs/{flow_run}/resume", json=body, timeout=30).json()["status"] == "ACCEPT"
