@@ -3,10 +3,11 @@
 `pool/build` runs to the rating step and suspends (its process exits: no worker is held while a person rates);
 the rating page, driven in Chromium, records the ratings (a reload mid-way resumes where it was) and resumes the
 run, which packs, calibrates and publishes a revision. A second run with one writer endpoint dead is resumed
-through the API the UI's Resume form posts to, and completes with dead letters for that endpoint. The scheduled
-`pool/refresh` queues new candidates for the thin subjects of the latest revision.
+from the Prefect UI's Resume form (its typed input), and completes with dead letters for that endpoint. A run
+left waiting fails clearly and keeps every rating. The scheduled `pool/refresh` queues new candidates for the
+thin subjects of the latest revision.
 
-One server for the module (each start costs 15+ s on this machine), and the three runs start together: the worker
+One server for the module (each start costs 15+ s on this machine), and the four runs start together: the worker
 runs them side by side, so the module waits for the slowest once instead of for each in turn.
 """
 
@@ -239,7 +240,9 @@ def test_build_waits_for_ratings_in_the_page_then_packs_calibrates_and_publishes
     assert not (folder / "awaiting.json").exists()
 
 
-def test_a_dead_generator_endpoint_becomes_dead_letters_and_the_ui_input_resumes(prefect, runs):
+def test_a_dead_generator_endpoint_becomes_dead_letters_and_the_ui_resume_form_resumes(prefect, runs):
+    from playwright.sync_api import sync_playwright
+
     flow_run, root = runs.started["dead"]
     dead = runs.dead_endpoint
     suspended_without_a_process(prefect, flow_run)
@@ -252,11 +255,19 @@ def test_a_dead_generator_endpoint_becomes_dead_letters_and_the_ui_input_resumes
     keyset = prefect.get(f"/flow_runs/{flow_run}")["state"]["state_details"]["run_input_keyset"]
     schema = json.dumps(prefect.get(f"/flow_runs/{flow_run}/input/{keyset['schema']}"))
     assert "RatingsSubmitted" in schema and "tiers" in schema and "love" in schema
-    # What the UI's Resume form posts: the typed input, here rating both candidates.
-    body = {"run_input": {"tiers": {alive_ids[0]: "love", alive_ids[1]: "meh"}}}
-    assert httpx.post(f"{prefect.api}/flow_runs/{flow_run}/resume", json=body, timeout=30).json()["status"] == "ACCEPT"
-    assert prefect.wait(flow_run, timeout_s=180) == "COMPLETED", prefect.worker_log()
-    assert json.loads((folder / "ratings.json").read_text())["tiers"] == body["run_input"]["tiers"]
+    # The UI's Resume form, filled in as a person would: the typed input, here rating both candidates.
+    tiers = {alive_ids[0]: "love", alive_ids[1]: "meh"}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{prefect.api.removesuffix('/api')}/runs/flow-run/{flow_run}")
+        page.get_by_role("button", name="Resume").first.click()
+        page.get_by_text("Tiers (Optional)").wait_for()
+        page.locator("textarea.p-code-input__textarea").fill(json.dumps(tiers))
+        page.get_by_role("button", name="Submit").click()
+        assert prefect.wait(flow_run, timeout_s=180) == "COMPLETED", prefect.worker_log()
+        browser.close()
+    assert json.loads((folder / "ratings.json").read_text())["tiers"] == tiers
     generated = json.loads((folder / "generated.json").read_text())
     assert [letter["endpoint"] for letter in generated["dead_letters"]] == [dead, dead]
     assert (folder / "dead_letters.jsonl").is_file()
