@@ -28,9 +28,18 @@ HOST_HTML = """<!doctype html>
 </head><body></body></html>
 """
 
-FRAME_HTML = """<!doctype html>
+# The frame's content security policy: scripts only from ORIGIN, where the router serves the harness, the
+# libraries and the sketch's own file. Without 'unsafe-eval' no string becomes code (eval, Function reached
+# through any key, string timers, WebAssembly); without 'unsafe-inline' or any other source no inline script,
+# event-handler attribute, javascript:/data:/blob: script or worker runs, in this frame or the about:blank and
+# srcdoc frames it creates (they inherit the policy). The meta tag comes before every script, so the policy
+# holds from the first one; what it refuses the watcher records (WATCH_JS, "refused").
+CSP = f"script-src {ORIGIN}"
+
+FRAME_HTML = f"""<!doctype html>
 <html><head><meta charset="utf-8">
-<style>html,body{margin:0;padding:0;background:#fff;overflow:hidden}</style>
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<style>html,body{{margin:0;padding:0;background:#fff;overflow:hidden}}</style>
 <script crossorigin="anonymous" src="seed.js"></script>
 <script crossorigin="anonymous" src="/lib/p5.min.js"></script>
 <script crossorigin="anonymous" src="/lib/p5.brush.js"></script>
@@ -135,14 +144,27 @@ def probe_script(mark: str, size: int | None) -> str:
 # Runs in an isolated world of every frame (Page.addScriptToEvaluateOnNewDocument with a world name), before
 # the frame's own scripts: it shares the DOM with the sketch but none of its globals or prototypes, so the
 # sketch cannot reach or replace anything here. It records the probe's finish marks, in order (capped: a
-# sketch that floods them only loses its own finish), and link hints that open connections without a request
-# the router would see (preconnect, dns-prefetch). The harness reads the picture through this world's own
-# HTMLCanvasElement.prototype, and refuses a canvas larger than the configured size before encoding it.
+# sketch that floods them only loses its own finish), link hints that open connections without a request
+# the router would see (preconnect, dns-prefetch), and what the content security policy (CSP) refused. Its
+# violation listener is the first one on the window, in the capture phase, so no listener of the sketch can
+# stop the event before it; forged events (not isTrusted) are ignored. A refused string-to-code (eval,
+# Function, a string timer, WebAssembly) or inline script is "code"; a refused script or worker URL is "load".
+# The harness reads the picture through this world's own HTMLCanvasElement.prototype, and refuses a canvas
+# larger than the configured size before encoding it.
 WORLD = "watercolour-watch"
 WATCH_JS = """(() => {
   const marks = [];
   const hints = [];
+  const refused = [];
   let waiting = [];
+  const CODE = ["eval", "wasm-eval", "inline", "trusted-types-policy", "trusted-types-sink"];
+  addEventListener("securitypolicyviolation", (event) => {
+    if (!event.isTrusted || refused.length >= 20) return;
+    const blocked = String(event.blockedURI || "").slice(0, 200);
+    const where = event.sourceFile ? " at " + String(event.sourceFile).slice(0, 200) + ":" + event.lineNumber : "";
+    const kind = CODE.includes(blocked) ? "code" : "load";
+    refused.push([kind, blocked + " refused by the content security policy (" + event.effectiveDirective + ")" + where]);
+  }, true);
   const HINT = /(^|\\s)(preconnect|dns-prefetch|prefetch|prerender|preload|modulepreload)(\\s|$)/i;
   const noteLink = (el) => {
     const hint = el.localName === "link" && HINT.test(el.rel || "") && el.href && el.rel + " " + String(el.href).slice(0, 200);
@@ -170,17 +192,23 @@ WATCH_JS = """(() => {
     for (const [el, value] of marks) if (value.startsWith(mark)) return [el, value.slice(mark.length)];
     return null;
   };
+  // The violation event is dispatched in a task of its own after the refusal: one timer turn lets it arrive.
+  const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
   window.__wcWatch = {
-    hints: () => hints.slice(),
+    async reports() {
+      await settled();
+      return { hints: hints.slice(), refused: refused.slice() };
+    },
     finished(mark) {
       return new Promise((resolve) => {
         const check = () => (find(mark) ? resolve(true) : waiting.push(check));
         check();
       });
     },
-    read(mark, max) {
+    async read(mark, max) {
+      await settled();
       const out = { reason: null, drawMs: null, png: null, w: 0, h: 0, canvas: false, oversize: false,
-                    hints: hints.slice() };
+                    hints: hints.slice(), refused: refused.slice() };
       const found = find(mark);
       if (!found) return out;
       const [el, rest] = found;

@@ -214,7 +214,8 @@ class Slot:
             state = await self._until(self.watch.evaluate(f"__wcWatch.read({json.dumps(mark)}, {int(size)})"))
             outcome.reason, outcome.draw_ms = state["reason"], state["drawMs"]
             outcome.width, outcome.height = state["w"], state["h"]
-            outcome.blocked = list(state["hints"]) + await self._until(self.watch.child_hints())
+            self.watch.note_refused(state["refused"])
+            outcome.blocked = list(state["hints"]) + await self._until(self.watch.child_reports())
             if state["oversize"]:
                 outcome.fault = "oversize"
                 outcome.fault_detail = f"the canvas is {state['w']}x{state['h']}; the limit is {size}x{size}"

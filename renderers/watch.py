@@ -98,17 +98,33 @@ class RenderWatch:
             raise RuntimeError(_describe(reply["exceptionDetails"]))
         return reply["result"].get("value")
 
-    async def child_hints(self) -> list[str]:
-        """Link hints recorded by the watchers of frames the sketch created inside its own."""
+    async def child_reports(self) -> list[str]:
+        """Link hints recorded by the watchers of frames the sketch created inside its own; their refusals are noted."""
         from playwright.async_api import Error as PlaywrightError
 
         hints: list[str] = []
         for frame in sorted(self.frames - {self.frame_id})[:MAX_CHILD_FRAMES]:
             try:
-                hints += await self.evaluate("__wcWatch.hints()", self._worlds[frame])
+                reports = await self.evaluate("__wcWatch.reports()", self._worlds[frame])
             except (KeyError, PlaywrightError, RuntimeError):  # a child frame gone, or never given a world
                 continue
+            hints += reports["hints"]
+            self.note_refused(reports["refused"])
         return hints
+
+    def note_refused(self, refused: list[list[str]]) -> None:
+        """What the content security policy refused, as a watcher recorded it: code is an error, a load an attempt.
+
+        A string turned into code (eval, Function, a string timer, WebAssembly) or an inline script is the
+        sketch running code it did not ship: a runtime error. A refused script or worker URL is a load the
+        harness did not serve, like a request the router aborts: a network attempt.
+        """
+        for kind, text in refused:
+            text = TOKEN.sub("/", str(text))
+            if kind == "code":
+                self._error(f"content security policy: {text}")
+            else:
+                self.attempts.append(text[:200])
 
     def _mine(self, context_id: int | None) -> bool:
         return self._contexts.get(context_id or -1) in self.frames

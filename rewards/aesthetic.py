@@ -48,7 +48,10 @@ class AestheticScorer(Protocol):
 
     backend_id: str
 
-    async def score(self, pngs: list[bytes]) -> list[AestheticScore]: ...
+    async def score(self, pngs: list[bytes], subjects: list[str | None] | None = None) -> list[AestheticScore]:
+        """One score per PNG; `subjects`, one per PNG, is what each painting was asked to show (a backend may
+        read it: the offline stand-in does, HPSv3 scores against its configured prompt)."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -90,7 +93,7 @@ class HPSv3Scorer:
         self.backend_id = "hpsv3:" + hashlib.sha256(settings.prompt.encode()).hexdigest()[:8]
         self._http = BoundClient(settings.timeout_s, settings.token_env, settings.max_concurrency)
 
-    async def score(self, pngs: list[bytes]) -> list[AestheticScore]:
+    async def score(self, pngs: list[bytes], subjects: list[str | None] | None = None) -> list[AestheticScore]:
         size = self.settings.batch_size
         batches = [pngs[i : i + size] for i in range(0, len(pngs), size)]
         results = await asyncio.gather(*(self._score_batch(batch) for batch in batches))
@@ -138,7 +141,7 @@ def make_scorer(settings: AestheticSettings) -> AestheticScorer:
 
 async def measure_aesthetic(scorer: AestheticScorer, rollouts: list[Admitted]) -> list[TermScore]:
     """One batched call for the rollouts (the client splits it into requests of `batch_size`)."""
-    scores = await scorer.score([rollout.png for rollout in rollouts])
+    scores = await scorer.score([rollout.png for rollout in rollouts], [rollout.subject for rollout in rollouts])
     return [TermScore(value=score.score, detail=score.model_dump()) for score in scores]
 
 
@@ -153,11 +156,20 @@ def build_scorer(config: HasAestheticSettings) -> AestheticScorer:
     return make_scorer(config.aesthetic)
 
 
+def aesthetic_context(scorer: Any, rollout: Admitted, batch: Any) -> str:
+    """The offline stand-in's score depends on the painting's subject, so its cache key does too (its backend id
+    is unchanged: without a subject it scores as it always did, and keys with one cannot meet keys without)."""
+    reads = rollout.subject is not None and scorer.backend_id.startswith("offline")
+    return f"subject={rollout.subject}" if reads else ""
+
+
 AESTHETIC_TERM = RewardTerm(
     name="aesthetic",
-    measures="the aesthetic score A of the painting in 0..1 (HPSv3, or the offline image-statistics stand-in)",
+    measures="the aesthetic score A of the painting in 0..1 (HPSv3, or the offline image-statistics stand-in, which "
+    "also reads the subject's colours)",
     needs_picture=True,
     build=build_scorer,
     measure=measure_aesthetic,
     batched=True,
+    context=aesthetic_context,
 )

@@ -160,7 +160,7 @@ class CurriculumJudge:
             partial.replace(path)
         return found
 
-    async def judge(self, png: bytes, group_seed: int) -> JudgeVerdict:
+    async def judge(self, png: bytes, group_seed: int, subject: str | None = None) -> JudgeVerdict:
         curriculum = self.settings.curriculum
         difficulty = await self.difficulty()
         history = judge_history(self.run_dir) if self.run_dir is not None else []
@@ -170,6 +170,7 @@ class CurriculumJudge:
             self.pool, self.settings.references, group_seed, difficulty, wanted, curriculum.spread
         )
         references = [(reference.name, self.inner.prepare_reference(reference)) for reference in drawn]
-        verdict = await pairwise_verdict(self.compare, self.prepare_rollout(png), references, self.backend_id)
+        compare = self.inner.comparer(subject)
+        verdict = await pairwise_verdict(compare, self.prepare_rollout(png), references, self.backend_id)
         draw = {"recent_win_rate": win_rate, "wanted": wanted, "drawn": fmean(difficulty[r.name] for r in drawn)}
         return verdict.model_copy(update={"draw": draw})

@@ -41,7 +41,7 @@ async def measure_judge(judge: Any, rollouts: list[Admitted]) -> list[TermScore]
         verdicts = await judge.judge_groups([(rollout.png, rollout.group_seed) for rollout in rollouts])
     else:
         (rollout,) = rollouts
-        verdicts = [await judge.judge(rollout.png, rollout.group_seed)]
+        verdicts = [await judge.judge(rollout.png, rollout.group_seed, rollout.subject)]
     scores = []
     for verdict in verdicts:
         if verdict.score is None:
@@ -53,7 +53,10 @@ async def measure_judge(judge: Any, rollouts: list[Admitted]) -> list[TermScore]
 def judge_context(judge: Any, rollout: Admitted, batch: Sequence[Admitted]) -> str:
     """A verdict depends on the group seed (the references drawn) and, in group mode, on who the groupmates are."""
     if not isinstance(judge, GroupJudge):
-        return f"group_seed={rollout.group_seed}"
+        # The offline stand-in reads the subject (`rewards.offline_judge`); the VLM's answer does not depend on it.
+        reads = rollout.subject is not None and judge.backend_id.startswith("offline")
+        subject = f";subject={rollout.subject}" if reads else ""
+        return f"group_seed={rollout.group_seed}{subject}"
     mates = sorted(other.sketch_hash for other in batch if other.group_seed == rollout.group_seed)
     return f"group_seed={rollout.group_seed};group={hashlib.sha256(' '.join(mates).encode()).hexdigest()[:16]}"
 

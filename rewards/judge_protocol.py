@@ -95,7 +95,7 @@ class Judge(Protocol):
 
     backend_id: str
 
-    async def judge(self, png: bytes, group_seed: int) -> JudgeVerdict: ...
+    async def judge(self, png: bytes, group_seed: int, subject: str | None = None) -> JudgeVerdict: ...
 
     def prepare_rollout(self, png: bytes) -> Any:
         """The picture as the backend compares it (a data URL, a feature profile): prepared once, compared often."""
@@ -222,7 +222,12 @@ class PairwiseJudge(Generic[T]):
     async def compare(self, image_a: T, image_b: T) -> Winner | None:
         raise NotImplementedError
 
-    async def judge(self, png: bytes, group_seed: int) -> JudgeVerdict:
+    def comparer(self, subject: str | None) -> Callable[[T, T], Awaitable[Winner | None]]:
+        """How two prepared pictures are compared for a painting of `subject`: `compare`, unless the backend reads
+        the subject (the offline stand-in does; the VLM's question is the criteria, which do not name it)."""
+        return self.compare
+
+    async def judge(self, png: bytes, group_seed: int, subject: str | None = None) -> JudgeVerdict:
         drawn = draw_references(self.pool, self.settings.references, group_seed, self.settings.mix)
         references = [(reference.name, self.prepare_reference(reference)) for reference in drawn]
-        return await pairwise_verdict(self.compare, self.prepare_rollout(png), references, self.backend_id)
+        return await pairwise_verdict(self.comparer(subject), self.prepare_rollout(png), references, self.backend_id)

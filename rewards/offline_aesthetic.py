@@ -1,24 +1,26 @@
 """The offline aesthetic scorer: a deterministic image-statistics STAND-IN for HPSv3, named as such in every output.
 
-It knows nothing of flowers. It rewards what separates a watercolour from a blank page or a flat blob: paint coverage
-in a band that leaves paper showing, many tones of wash rather than one, soft rather than hard edges, a few hues
-rather than one or a rainbow, and paint gathered towards the middle. The same features feed the offline judge.
+It rewards what separates a watercolour from a blank page or a flat blob: paint coverage in a band that leaves
+paper showing, many tones of wash rather than one, soft rather than hard edges, a few hues rather than one or a
+rainbow, and paint gathered towards the middle. The same features feed the offline judge.
+
+Given the subject a painting was asked for, it also reads the subject (`rewards.subject_match`): half the score is
+then how far the washes show the colours the subject names (`with_subject`). HPSv3 scores an
+image against a text prompt and a VLM judge's references are flowers with colours; a stand-in blind to the
+subject taught a run that a "peach hibiscus" may come out blue (docs/learning.md).
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 import numpy as np
-from PIL import Image
 
-from renderers.coverage import PAINT_THRESHOLD, paper_colour
+from rewards.pixels import Pixels, analyse
+from rewards.subject_match import SubjectMatch, match_pixels
 from watercolour.records import AestheticScore
 
 
-# Small enough to keep a score under a few milliseconds; large enough that a hard edge stays one pixel wide.
-ANALYSIS_SIZE = 160
 HUE_BINS = 12
 TONE_BINS = 16
 # Luminance steps below this (0..255 levels per analysis pixel) read as a soft, bled edge; above it, a hard one.
@@ -54,14 +56,12 @@ def _normalised(histogram: np.ndarray) -> np.ndarray:
 
 
 def image_features(png: bytes) -> ImageFeatures:
-    """Decode, composite over white, shrink with a box filter, and measure."""
-    image = Image.open(io.BytesIO(png)).convert("RGBA")
-    canvas = Image.new("RGBA", image.size, (255, 255, 255, 255))
-    canvas.alpha_composite(image)
-    canvas.thumbnail((ANALYSIS_SIZE, ANALYSIS_SIZE), Image.Resampling.BOX)
-    rgb = np.asarray(canvas.convert("RGB"), dtype=np.float64)
+    """The measured features of a picture (see `analyse`)."""
+    return features_of(analyse(png))
 
-    paint = np.abs(rgb - paper_colour(rgb.astype(np.uint8))).max(axis=-1) > PAINT_THRESHOLD
+
+def features_of(pixels: Pixels) -> ImageFeatures:
+    rgb, paint, hue, saturation = pixels.rgb, pixels.paint, pixels.hue, pixels.saturation
     coverage = float(paint.mean())
     luminance = rgb @ np.array([0.299, 0.587, 0.114])
 
@@ -71,9 +71,6 @@ def image_features(png: bytes) -> ImageFeatures:
     edges = steps[steps > EDGE_STEP]
     softness = float(edges[edges < SOFT_STEP].sum() / edges.sum()) if edges.size else 0.0
 
-    top, bottom = rgb.max(axis=-1), rgb.min(axis=-1)
-    saturation = np.where(top > 0, (top - bottom) / np.maximum(top, 1e-9), 0.0)
-    hue = _hue(rgb, top, bottom)
     coloured = paint & (saturation > 0.15)
     hues = _normalised(
         np.histogram(hue[coloured], bins=HUE_BINS, range=(0, 1), weights=saturation[coloured])[0].astype(np.float64)
@@ -91,14 +88,6 @@ def image_features(png: bytes) -> ImageFeatures:
     return ImageFeatures(coverage, _entropy(tones) if paint.any() else 0.0, softness, palette, centring, hues, tones)
 
 
-def _hue(rgb: np.ndarray, top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
-    """HSV hue in 0..1, vectorised (0 where the pixel is grey)."""
-    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    span = np.maximum(top - bottom, 1e-9)
-    hue = np.where(top == r, (g - b) / span, np.where(top == g, 2.0 + (b - r) / span, 4.0 + (r - g) / span))
-    return np.where(top > bottom, (hue / 6.0) % 1.0, 0.0)
-
-
 def stats_score(features: ImageFeatures) -> float:
     """0..1. Coverage gates the rest: a blank page scores 0 however 'soft' its nothing is."""
     # Pool paintings cover 12-25% of the canvas; above ~55% the paper stops showing through.
@@ -107,17 +96,49 @@ def stats_score(features: ImageFeatures) -> float:
     return float(coverage * quality)
 
 
+# How much of the offline score the subject's colours decide. The statistics alone rank a pale peach flower under
+# the same flower in deep blue (a paler wash is less paint against the paper: 0.05 against 0.14, measured), so a
+# factor on them could not make the subject count; the match is added beside them instead.
+SUBJECT_WEIGHT = 0.7
+# The match counts in full once this much of the canvas is paint: a speck in the right colour is not a flower.
+SUBJECT_COVERAGE = (0.005, 0.04)
+
+
+def with_subject(stats: float, coverage: float, match: SubjectMatch | None) -> float:
+    """The offline score: the statistics score alone without a subject; with one, (1 - SUBJECT_WEIGHT) of it plus
+    SUBJECT_WEIGHT of the subject match (scaled down while the paint is a speck)."""
+    if match is None:
+        return stats
+    present = _ramp(coverage, *SUBJECT_COVERAGE)
+    return (1.0 - SUBJECT_WEIGHT) * stats + SUBJECT_WEIGHT * match.match * present
+
+
+def offline_score(pixels: Pixels, subject: str | None) -> tuple[float, float, SubjectMatch | None]:
+    """(score, statistics score, subject match) of one analysed picture."""
+    features = features_of(pixels)
+    stats = stats_score(features)
+    match = match_pixels(pixels, subject) if subject else None
+    return with_subject(stats, features.coverage, match), stats, match
+
+
 class ImageStatsScorer:
-    """Deterministic, offline, instant. A stand-in for HPSv3 so the pipeline runs without a GPU or the hub."""
+    """Deterministic, offline, instant. A stand-in for HPSv3 so the pipeline runs without a GPU or the hub.
+
+    `score(pngs, subjects)` reads each painting's subject when given one; its raw value is the statistics score.
+    """
 
     backend_id = "offline-image-stats-v1"
 
-    async def score(self, pngs: list[bytes]) -> list[AestheticScore]:
-        return [self.score_one(png) for png in pngs]
+    async def score(self, pngs: list[bytes], subjects: list[str | None] | None = None) -> list[AestheticScore]:
+        return [
+            self.score_one(png, subject) for png, subject in zip(pngs, subjects or [None] * len(pngs), strict=True)
+        ]
 
-    def score_one(self, png: bytes) -> AestheticScore:
-        value = stats_score(image_features(png))
-        return AestheticScore(score=value, raw=value, backend=self.backend_id)
+    def score_one(self, png: bytes, subject: str | None = None) -> AestheticScore:
+        value, stats, match = offline_score(analyse(png), subject)
+        return AestheticScore(
+            score=value, raw=stats, backend=self.backend_id, subject_match=match.match if match else None
+        )
 
     async def aclose(self) -> None:
         return None

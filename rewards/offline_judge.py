@@ -5,18 +5,26 @@ scoring) with a symmetric rule: of images A and B, the winner has the higher mer
 score less a penalty for distance from the centroid of the pool's `love` tier (the whole pool when it has no `love`
 tier). So the pool sets the taste, and a reference does not win just by being in the pool. Only an exact tie goes
 to "A", as a position-biased judge's would, so ties score 1/2 and count as position bias.
+
+Given the subject of the painting being judged, both pictures of every comparison are read against it: the
+offline score in the merit takes in the subject match (`offline_aesthetic.with_subject`), so a painting in the
+subject's colours beats a reference of another flower that it would otherwise lose to, as a VLM asked about a
+"peach hibiscus" would prefer a peach one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from rewards.judge_protocol import JudgeSettings, PairwiseJudge, PoolReference, Winner, judge_digest
-from rewards.offline_aesthetic import ImageFeatures, image_features, stats_score
+from rewards.offline_aesthetic import ImageFeatures, features_of, stats_score, with_subject
+from rewards.pixels import Pixels, analyse
+from rewards.subject_match import match_pixels
 
 
 # A whole unit of L1 distance from the love tier's statistics costs a quarter of the 0..1 stats score: the pool's
@@ -32,6 +40,8 @@ class Profile:
 
     quality: float
     vector: np.ndarray
+    pixels: Pixels
+    coverage: float
 
 
 def feature_vector(features: ImageFeatures) -> np.ndarray:
@@ -41,8 +51,9 @@ def feature_vector(features: ImageFeatures) -> np.ndarray:
 
 
 def profile(png: bytes) -> Profile:
-    features = image_features(png)
-    return Profile(stats_score(features), feature_vector(features))
+    pixels = analyse(png)
+    features = features_of(pixels)
+    return Profile(stats_score(features), feature_vector(features), pixels, features.coverage)
 
 
 class PoolSimilarityJudge(PairwiseJudge[Profile]):
@@ -64,14 +75,20 @@ class PoolSimilarityJudge(PairwiseJudge[Profile]):
             self._profiles[reference.name] = profile(reference.png)
         return self._profiles[reference.name]
 
-    def merit(self, picture: Profile) -> float:
-        return picture.quality - SIMILARITY_WEIGHT * float(np.abs(picture.vector - self._target).sum())
+    def merit(self, picture: Profile, subject: str | None = None) -> float:
+        quality = picture.quality
+        if subject:
+            quality = with_subject(quality, picture.coverage, match_pixels(picture.pixels, subject))
+        return quality - SIMILARITY_WEIGHT * float(np.abs(picture.vector - self._target).sum())
 
     def prepare_rollout(self, png: bytes) -> Profile:
         return profile(png)
 
-    async def compare(self, image_a: Profile, image_b: Profile) -> Winner | None:
-        return "B" if self.merit(image_b) > self.merit(image_a) + TIE else "A"
+    async def compare(self, image_a: Profile, image_b: Profile, subject: str | None = None) -> Winner | None:
+        return "B" if self.merit(image_b, subject) > self.merit(image_a, subject) + TIE else "A"
+
+    def comparer(self, subject: str | None) -> Callable[[Profile, Profile], Awaitable[Winner | None]]:
+        return partial(self.compare, subject=subject)
 
     async def aclose(self) -> None:
         return None

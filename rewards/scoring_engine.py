@@ -170,10 +170,21 @@ class ScoringEngine:
 
     # ------------------------------------------------------------------ scoring
 
-    async def score(self, completions: Sequence[str], seeds: Sequence[int], step: int | None) -> list[RewardParts]:
-        """Parts (with their reward) of each completion; `seeds` are the group seeds (one per completion)."""
+    async def score(
+        self,
+        completions: Sequence[str],
+        seeds: Sequence[int],
+        step: int | None,
+        subjects: Sequence[str | None] | None = None,
+    ) -> list[RewardParts]:
+        """Parts (with their reward) of each completion; `seeds` are the group seeds (one per completion), `subjects`
+        what each was asked to paint (default: the run's `training.subject` for all)."""
         if len(completions) != len(seeds):
             raise ValueError(f"{len(completions)} completions but {len(seeds)} group seeds: give one seed each")
+        if subjects is None:
+            subjects = [self.config.training.subject] * len(completions)
+        if len(subjects) != len(completions):
+            raise ValueError(f"{len(completions)} completions but {len(subjects)} subjects: give one subject each")
         await self.start()
         clients = self._clients
         assert clients is not None
@@ -182,7 +193,11 @@ class ScoringEngine:
         await asyncio.gather(
             *(self._admit(clients, text, part, step) for text, part in zip(completions, parts, strict=True))
         )
-        admitted = [(part, _admitted(part, seed)) for part, seed in zip(parts, seeds, strict=True) if part.passed]
+        admitted = [
+            (part, _admitted(part, seed, subject))
+            for part, seed, subject in zip(parts, seeds, subjects, strict=True)
+            if part.passed
+        ]
         await asyncio.gather(
             *(self._measure(term, clients.services[term.name], admitted, step) for term in self.measured_terms())
         )
@@ -194,6 +209,21 @@ class ScoringEngine:
         """One painting's parts: a batch of one."""
         (parts,) = await self.score([completion], [seed], step)
         return parts
+
+    async def prefetch(self, completion: str) -> None:
+        """Gate and render `completion` into the cache ahead of its `score` (rewards.early_scoring).
+
+        Records nothing: a failure here is left for `score` to meet again, with its retries and dead letter.
+        """
+        from renderers import RendererUnavailable
+        from rewards.gate import gate
+
+        await self.start()
+        assert self._clients is not None
+        try:
+            await gate(completion, self._clients.renderer, self.config.render.seed, self.config.gate)
+        except RendererUnavailable:
+            return
 
     def _blank(self, backends: dict[str, str]) -> RewardParts:
         terms = {term.name: (0.0 if not term.is_service else None) for term in TERMS.values()}
@@ -270,12 +300,18 @@ def log_means(log_metric: Any, parts: list[RewardParts]) -> None:
     log_metric("dead_letters", float(sum(part.dead_letter is not None for part in parts)))
 
 
-def _admitted(part: RewardParts, seed: int) -> Admitted:
+def _admitted(part: RewardParts, seed: int, subject: str | None) -> Admitted:
     """The admitted rollout's picture; the gate admits nothing it did not render."""
     verdict = part.verdict
     assert verdict is not None and verdict.render is not None and verdict.render.png is not None
     assert verdict.sketch is not None and verdict.sketch_hash is not None
-    return Admitted(png=verdict.render.png, sketch=verdict.sketch, sketch_hash=verdict.sketch_hash, group_seed=seed)
+    return Admitted(
+        png=verdict.render.png,
+        sketch=verdict.sketch,
+        sketch_hash=verdict.sketch_hash,
+        group_seed=seed,
+        subject=subject,
+    )
 
 
 def _keep(term: RewardTerm, part: RewardParts, score: TermScore, ms: float) -> None:

@@ -25,6 +25,8 @@ class Admitted:
     sketch: str
     sketch_hash: str
     group_seed: int
+    # What the painting was asked to show (the prompt's subject); the offline stand-ins read it.
+    subject: str | None = None
 
 
 # (client, rollouts) -> one score per rollout; raises ServiceUnavailable when the backend could not answer.

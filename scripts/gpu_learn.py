@@ -27,8 +27,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--generations", type=int, default=16)
     parser.add_argument("--learning-rate", type=float, default=None, help="default: the demo preset's")
-    parser.add_argument("--examples", type=int, default=48, help="warm-start examples")
-    parser.add_argument("--epochs", type=float, default=2.0, help="warm-start epochs")
+    parser.add_argument("--examples", type=int, default=24, help="warm-start examples (the demo's)")
+    parser.add_argument("--epochs", type=float, default=2.0, help="warm-start epochs (the demo's)")
     parser.add_argument("--browsers", type=int, default=4, help="Chromium processes for the reward's renders")
     args = parser.parse_args()
 
@@ -77,7 +77,18 @@ def main() -> None:
         else None,
         "summary": {**asdict(summary), "rises": summary.rises},
         "time_split": [
-            {key: row[key] for key in ("step", "reward_mean", "gate_pass_rate", "generate_s", "score_s", "update_s")}
+            {
+                key: row.get(key)
+                for key in (
+                    "step",
+                    "reward_mean",
+                    "on_subject_share",
+                    "gate_pass_rate",
+                    "generate_s",
+                    "score_s",
+                    "update_s",
+                )
+            }
             for row in curves
         ],
     }

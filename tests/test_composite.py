@@ -46,15 +46,18 @@ class Counted:
         self.backend_id = inner.backend_id
         self.calls = 0
         self.seeds: list[int] = []
+        self.subjects: list[Any] = []
 
-    async def score(self, pngs: list[bytes]) -> list[AestheticScore]:
+    async def score(self, pngs: list[bytes], subjects: list[str | None] | None = None) -> list[AestheticScore]:
         self.calls += 1
-        return await self.inner.score(pngs)
+        self.subjects.append(subjects)
+        return await self.inner.score(pngs, subjects)
 
-    async def judge(self, png: bytes, group_seed: int) -> JudgeVerdict:
+    async def judge(self, png: bytes, group_seed: int, subject: str | None = None) -> JudgeVerdict:
         self.calls += 1
         self.seeds.append(group_seed)
-        return await self.inner.judge(png, group_seed)
+        self.subjects.append(subject)
+        return await self.inner.judge(png, group_seed, subject)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -134,9 +137,11 @@ async def test_a_passing_sketch_scores_the_weighted_sum_of_its_parts(
     parts = scored[0][0]
     assert parts.verdict is not None and parts.verdict.render is not None and parts.verdict.render.png is not None
     png = parts.verdict.render.png
-    # The same picture through the offline backends directly, with the group seed of step 3's rollouts (step 4).
-    aesthetic = (await make_scorer(config.aesthetic).score([png]))[0].score
-    judge = (await make_judge(config.judge, load_pool()).judge(png, group_seed("paint", 4))).score
+    # The same picture through the offline backends directly, with the group seed of step 3's rollouts (step 4) and,
+    # with no `subject` column given, the run's subject.
+    subject = config.training.subject
+    aesthetic = (await make_scorer(config.aesthetic).score([png], [subject]))[0].score
+    judge = (await make_judge(config.judge, load_pool()).judge(png, group_seed("paint", 4), subject)).score
     length = length_score(flower_sketch.strip())
     assert judge is not None and 0 < length < 1
     assert rewards[0] == pytest.approx(0.05 + 0.05 * length + 0.30 * aesthetic + 0.60 * judge)
@@ -167,6 +172,20 @@ async def test_an_unreachable_scorer_gives_none_and_a_dead_letter(
     assert letter["cause"] and letter["at"] > 0
     assert logged["dead_letters"] == 1.0
     assert judges.calls == 1  # the judge is independent of the scorer's outage
+
+
+async def test_the_subject_column_reaches_both_stand_ins_and_the_cache_tells_subjects_apart(
+    tmp_path: Path, browser_pool, paintings: list[str]
+) -> None:
+    reward, scorers, judges = reward_for(config_for(tmp_path), browser_pool)
+    # The test flower's petals are #f28c6a, a peach; TRL passes the dataset's `subject` column as a keyword.
+    peach = await reward(["paint"], [paintings[0]], subject=["a peach hibiscus"], trainer_state=StepState(0))
+    blue = await reward(["paint"], [paintings[0]], subject=["a pale blue morning glory"], trainer_state=StepState(0))
+    assert scorers.built[0].subjects == [["a peach hibiscus"], ["a pale blue morning glory"]]
+    assert judges.built[0].subjects == ["a peach hibiscus", "a pale blue morning glory"]
+    # Same sketch, same step: only the subject differs, and a cached answer for one is not reused for the other.
+    assert peach[0] is not None and blue[0] is not None and peach[0] > blue[0] + 0.1
+    await reward.aclose()
 
 
 @pytest.mark.parametrize(

@@ -56,3 +56,17 @@ def test_write_puts_the_svg_next_to_the_curves(tmp_path):
     write_curves(tmp_path, [0.1, 0.2, 0.4])
     path = write_curve_svg(tmp_path)
     assert path == tmp_path / "curve.svg" and ET.parse(path).getroot().tag == f"{SVG}svg"
+
+
+def test_the_on_subject_share_is_drawn_where_the_run_measured_it(tmp_path):
+    write_curves(tmp_path / "old", [0.1, 0.2, 0.3])
+    assert ET.fromstring(curve_svg(tmp_path / "old")).find(f"{SVG}polyline[@class='on-subject']") is None
+    curves = CurvesFile(tmp_path / "new")
+    for step, share in enumerate([0.25, 0.5, 0.75], start=1):
+        row = dict.fromkeys(columns(), "")
+        row.update(step=step, reward_mean=0.1 * step, on_subject_share=share)
+        curves.append(row)
+    line = ET.fromstring(curve_svg(tmp_path / "new")).find(f"{SVG}polyline[@class='on-subject']")
+    assert line is not None
+    ys = [float(point.split(",")[1]) for point in line.get("points").split()]
+    assert ys == pytest.approx([y_of(0.25), y_of(0.5), y_of(0.75)], abs=0.06)

@@ -8,8 +8,10 @@ import xml.etree.ElementTree as ET
 import pytest
 import yaml
 from models import tiny_sketcher
+from PIL import Image
 
-from watercolour.demo_run import SUMMARY_FILE, run_demo
+from watercolour.contact_sheet import TILE
+from watercolour.demo_run import SHEET_FILE, SUMMARY_FILE, run_demo
 from watercolour.warmstart import REPORT_FILE, WARMSTART_DIR
 
 
@@ -25,6 +27,9 @@ def test_run_demo_warm_starts_trains_from_the_adapter_and_summarises(tmp_path, c
             "max_completion_length": 1100,
             "steps": 3,
             "save_steps": 10,
+            # One group of four a step, as the test was sized for (the preset's six cost a third more).
+            "num_generations": 4,
+            "per_device_batch_size": 4,
             "lora_r": 8,
         }
     }
@@ -42,5 +47,11 @@ def test_run_demo_warm_starts_trains_from_the_adapter_and_summarises(tmp_path, c
     assert written["t"] == pytest.approx(summary.t)
     dots = ET.parse(run_dir / "curve.svg").getroot().findall("{http://www.w3.org/2000/svg}circle[@class='step']")
     assert len(dots) == 3
+    # Every step measured its on-subject share, and the summary carries the first and the last.
+    assert written["first_on_subject"] is not None and written["last_on_subject"] is not None
+    # The contact sheet: the first step's paintings above the last step's, one column per rollout of a group.
+    with Image.open(run_dir / SHEET_FILE) as sheet:
+        assert sheet.size == (4 * TILE, 2 * (TILE + 16))
     printed = capsys.readouterr().out
     assert "reward slope" in printed and "frac_reward_zero_std" in printed and "curve.svg" in printed
+    assert "on-subject share" in printed and SHEET_FILE in printed

@@ -13,13 +13,14 @@ from watercolour.curves import CurvesFile, columns
 from watercolour.evaluation import evaluate, format_evaluation, format_summary, reward_trend, summarize_run
 
 
-def write_curves(run_dir, rewards, gates=None, zero_std=None):
+def write_curves(run_dir, rewards, gates=None, zero_std=None, on_subject=None):
     curves = CurvesFile(run_dir)
     for index, reward in enumerate(rewards):
         row = dict.fromkeys(columns())
         row.update(step=index + 1, reward_mean=reward)
         row["gate_pass_rate"] = gates[index] if gates else None
         row["frac_reward_zero_std"] = zero_std[index] if zero_std else None
+        row["on_subject_share"] = on_subject[index] if on_subject else None
         curves.append(row)
 
 
@@ -29,6 +30,7 @@ def test_summary_of_a_rising_run_matches_the_hand_calculation(tmp_path):
         [0.10, 0.18, 0.22, 0.31, 0.35],
         gates=[0.25, 0.5, 0.5, 0.75, 1.0],
         zero_std=[1.0, 0.0, 0.0, 0.0, 0.0],
+        on_subject=[0.25, 0.5, 0.5, 0.75, 0.875],
     )
     summary = summarize_run(tmp_path)
     # By hand: mean step 3, mean reward 0.232, Sxx = 10, Sxy = 0.63 -> slope 0.063, intercept 0.043;
@@ -40,8 +42,10 @@ def test_summary_of_a_rising_run_matches_the_hand_calculation(tmp_path):
     assert (summary.first_reward, summary.last_reward) == (0.10, 0.35)
     assert (summary.first_gate, summary.last_gate) == (0.25, 1.0)
     assert summary.frac_reward_zero_std == pytest.approx(0.2)
+    assert (summary.first_on_subject, summary.last_on_subject) == (0.25, 0.875)
     table = format_summary(summary)
     assert "t = 14.21" in table and "+0.0630/step" in table and "rises" in table
+    assert "on-subject share" in table and "25%" in table and "88%" in table
 
 
 def test_a_flat_noisy_run_does_not_count_as_rising(tmp_path):

@@ -153,3 +153,13 @@ async def test_rendered_samples_pass_the_full_gate(browser_pool, seed):
     assert verdict.render is not None and verdict.render.coverage is not None
     # Well above the gate's floor (0.01): these are whole flowers, not specks.
     assert verdict.render.coverage > 0.05
+
+
+def test_a_compact_sketch_paints_a_named_heart_in_its_colour():
+    from watercolour.procedural import PALETTES
+
+    for seed in range(5):
+        sketch = compact_sketch(seed, "a white hibiscus with a crimson eye")
+        assert f'brush.fill("{PALETTES["crimson"][2]}"' in sketch
+        # With no heart named, the heart is the petal palette's own.
+        assert f'brush.fill("{PALETTES["peach"][3]}"' in compact_sketch(seed, "a peach hibiscus")

@@ -147,3 +147,34 @@ def test_curves_append_per_step_and_truncate_on_resume(tmp_path):
     rows = curves.read()
     assert [row["step"] for row in rows] == ["1", "2"] and list(rows[0]) == columns()
     assert float(rows[0]["update_s"]) == pytest.approx(0.5)
+
+
+def painting(colour: str) -> bytes:
+    """A patch of `colour` on cream paper, big enough for the paint to be told from the paper."""
+    image = Image.new("RGB", (120, 120), "#f6f0e4")
+    image.paste(Image.new("RGB", (60, 60), colour), (30, 30))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_each_rollout_records_whether_it_shows_its_subject_and_the_step_logs_the_share(tmp_path, flower_sketch):
+    parts = scored(flower_sketch)
+    red, blue = parts[0], parts[0].model_copy(deep=True)
+    assert red.verdict is not None and red.verdict.render is not None and blue.verdict is not None
+    red.verdict.render.png = painting("#e2483d")
+    blue.verdict.render = RenderResult(ok=True, png=painting("#5b78cf"), coverage=0.25, render_ms=800.0)
+    store, logged = RolloutStore(tmp_path, 3), []
+    kwargs = {
+        "trainer_state": TrainerState(global_step=0),
+        "log_metric": lambda name, value: logged.append((name, value)),
+        "subject": ["a red poppy"] * 3,  # the dataset's column, one per rollout
+    }
+    store.record_batch([PROMPT] * 3, ["```js\n...\n```"] * 3, [red, blue, parts[1]], kwargs)
+    rows = store.rows()
+    assert [row["subject"] for row in rows] == ["a red poppy"] * 3
+    # The red painting shows a red poppy; the blue one does not; a rollout with no painting does not either.
+    assert [row["on_subject"] for row in rows] == [True, False, False]
+    assert dict(logged)["rollouts/on_subject_share"] == pytest.approx(1 / 3)
+    # Without a subject column there is nothing to measure against.
+    assert rollout_summary([{**row, "on_subject": None} for row in rows])["rollouts/on_subject_share"] is None

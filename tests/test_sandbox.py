@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from renderers import BrowserPool
-from rewards.gate import GateSettings, runtime_violations
+from rewards.gate import GateSettings, gate, runtime_violations, static_check
 from watercolour.records import RenderResult
 
 
@@ -97,8 +97,8 @@ async def one_slot():
         yield pool
 
 
-def test_there_are_at_least_20_hostile_fixtures_each_with_a_verdict():
-    assert len(NAMES) >= 20
+def test_there_are_at_least_40_hostile_fixtures_each_with_a_verdict():
+    assert len(NAMES) >= 40
     assert all(expectation(name)[0] == "pass" or expectation(name)[1] for name in NAMES)
 
 
@@ -199,3 +199,26 @@ async def test_patching_every_harness_dependency_changes_nothing_but_the_sketch_
     clean, patched = [await one_slot.render(source, seed=5) for source in (flower_sketch, prelude + flower_sketch)]
     assert clean.ok and patched.ok and patched.errors == []
     assert patched.png == clean.png
+
+
+RUNTIME_KEY = """function setup() {
+  createCanvas(600, 600, WEBGL);
+  translate(-300, -300);
+  background("#f6f0e4");
+  brush.noStroke();
+  brush.fill("#b0305a", 220);
+  brush.circle(300, 300, 140, 0.3);
+  const k = ["constr", "uctor"].join("");
+  try { [][k][k]("brush.circle(300, 300, 200, 0.3)")(); } catch (e) {}
+}
+"""
+
+
+@pytest.mark.browser
+async def test_a_key_built_at_run_time_passes_the_static_check_and_the_policy_refuses_its_code(one_slot):
+    # No static rule follows a string's value: `[][k][k]` is a computed member of the sketch's own array. The
+    # frame's content security policy refuses the Function it reaches, and the caught refusal still fails the gate.
+    assert static_check(RUNTIME_KEY).passed
+    verdict = await gate(RUNTIME_KEY, one_slot)
+    assert not verdict.passed and verdict.violations == ["runtime_error"]
+    assert any("content security policy: eval" in line for line in verdict.details["runtime_error"])

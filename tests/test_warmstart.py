@@ -12,7 +12,7 @@ from rewards.gate import static_check
 from watercolour.config import load_config
 from watercolour.policy import tiny_random_policy
 from watercolour.procedural import reply
-from watercolour.prompt import messages
+from watercolour.prompt import SUBJECTS, messages
 from watercolour.reference_pool import load_pool
 from watercolour.warmstart import POOL_SHARE, REPORT_FILE, build_examples, warm_start
 
@@ -57,6 +57,26 @@ def test_compact_examples_are_procedural_only_and_short(tokenizer):
         answer = row["completion"][0]["content"]
         assert static_check(answer).passed and "const CX" not in answer
         assert len(tokenizer(answer, add_special_tokens=False)["input_ids"]) < 400
+
+
+def test_with_neighbours_the_compact_examples_paint_the_subject_and_its_neighbours_in_their_colours(tokenizer):
+    from rewards.subject_match import neighbours, subject_colours
+    from watercolour.procedural import PALETTES
+
+    rows, _ = build_examples(12, "a peach hibiscus", tokenizer, 400, seed=1, style="compact", neighbours=True)
+    taught = {}
+    for row in rows:
+        subject = row["prompt"][1]["content"].removeprefix("Paint ").removesuffix(" in loose watercolour.")
+        taught.setdefault(subject, []).append(row["completion"][0]["content"])
+    others = neighbours("a peach hibiscus", SUBJECTS)
+    # Half the rows the run's subject, the rest its neighbours in turn (the same flower in other colours).
+    assert len(taught.pop("a peach hibiscus")) == 6 and sorted(taught) == sorted(others)
+    assert all(len(answers) == 2 for answers in taught.values())
+    for subject, answers in taught.items():
+        words = subject_colours(subject)
+        # Each neighbour is painted in its own palette (the compact white is its grey-violet shadow).
+        own = PALETTES[words.petals][1:3] if words.petals != "white" else ("#7d77a8",)
+        assert all(any(colour in answer for colour in own) for answer in answers), subject
 
 
 def test_a_budget_no_sketch_fits_is_a_clear_error_not_an_endless_search(tokenizer):

@@ -1,7 +1,8 @@
 """A run's reward curve as a small standalone SVG: no plotting library, readable in a browser and in the docs.
 
-Per step: the mean reward (a line with dots), the best-to-worst band of its group(s), and the least-squares line
-of `evaluation.reward_trend` with its slope and t-statistic in the title.
+Per step: the mean reward (a line with dots), the best-to-worst band of its group(s), the least-squares line
+of `evaluation.reward_trend` with its slope and t-statistic in the title, and, where the run measured it, the
+share of on-subject paintings (a green dotted line on the same 0..1 axis).
 """
 
 from __future__ import annotations
@@ -58,6 +59,15 @@ def curve_svg(run_dir: Path, title: str = "") -> str:
         f'<circle class="step" cx="{x(s):.1f}" cy="{y(m):.1f}" r="3.5" fill="#b5482a"/>'
         for s, m in zip(steps, means, strict=True)
     )
+    shares = [
+        (s, float(row["on_subject_share"])) for s, row in zip(steps, rows, strict=True) if row.get("on_subject_share")
+    ]
+    if shares:
+        points = " ".join(f"{x(s):.1f},{y(v):.1f}" for s, v in shares)
+        parts.append(
+            f'<polyline class="on-subject" points="{points}" fill="none" stroke="#4f7a3b" stroke-width="1.5" '
+            'stroke-dasharray="2 3"/>'
+        )
     heading = escape(title)
     if len(steps) >= 3:
         slope, se, t = reward_trend(steps, means)
@@ -70,7 +80,8 @@ def curve_svg(run_dir: Path, title: str = "") -> str:
     parts += [
         f'<text x="{LEFT}" y="24" font-size="14">{heading.strip()}</text>',
         f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.0f}" y="{HEIGHT - 8}" text-anchor="middle">GRPO step '
-        "(line: mean reward; band: best to worst rollout; dashed: least-squares fit)</text>",
+        f"(line: mean reward; band: best to worst rollout; dashed: least-squares fit"
+        f"{'; green dots: on-subject share' if shares else ''})</text>",
         "</svg>",
     ]
     return "\n".join(parts) + "\n"

@@ -34,6 +34,7 @@ RUN_SOURCES = {
     "frac_reward_zero_std": "frac_reward_zero_std",
     "coverage_mean": "rollouts/coverage_mean",
     "shapes_mean": "rollouts/shapes_mean",
+    "on_subject_share": "rollouts/on_subject_share",
 }
 TAIL_SOURCES = {
     "dead_letters": "dead_letters",
@@ -61,9 +62,11 @@ def rollout_summary(rows: list[dict[str, Any]]) -> dict[str, float | None]:
     """What one step's rollouts look like beyond the part means the composite logs itself.
 
     Rewards of None (dead letters) are left out: they were not measured. Shapes are the painting call sites
-    (`beginShape` and `circle`) in each extracted sketch.
+    (`beginShape` and `circle`) in each extracted sketch. The on-subject share is over the rollouts whose subject is
+    known: the share whose painting shows the subject's colours (`rewards.subject_match`; no painting counts as not).
     """
     rewards = [row["reward"] for row in rows if row["reward"] is not None]
+    on_subject = [float(row["on_subject"]) for row in rows if row.get("on_subject") is not None]
     coverages = [row["coverage"] for row in rows if row["coverage"] is not None]
     shapes = [
         float(counts["shapes"] + counts["circles"])
@@ -78,6 +81,7 @@ def rollout_summary(rows: list[dict[str, Any]]) -> dict[str, float | None]:
         "rollouts/share_under_0.3": _mean([float(reward < LOW_REWARD) for reward in rewards]),
         "rollouts/coverage_mean": _mean(coverages),
         "rollouts/shapes_mean": _mean(shapes),
+        "rollouts/on_subject_share": _mean(on_subject),
     }
 
 
@@ -98,6 +102,7 @@ def summary_line(row: dict[str, Any], total_steps: int) -> str:
     return (
         f"step {row['step']}/{total_steps} | reward {number(row['reward_mean'], '.3f')} "
         f"(best {number(row['reward_best'], '.3f')}) | gate {number(row['gate_pass_rate'], '.0%')} | "
+        f"on subject {number(row.get('on_subject_share'), '.0%')} | "
         f"dead letters {number(row['dead_letters'], '.0f')} | generate {number(row['generate_s'], '.1f')}s "
         f"score {number(row['score_s'], '.1f')}s update {number(row['update_s'], '.1f')}s"
     )

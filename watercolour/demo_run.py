@@ -1,7 +1,7 @@
 """The demo's learning run: warm start, GRPO from the warm-start adapter, then the learning summary.
 
 `run_demo(run_dir)` is what `watercolour demo` runs on the `demo` preset: SFT on compact procedural sketches
-(`watercolour.warmstart`, style "compact"), a short GRPO run through the trainer with `training.start_adapter` set to that
+(`watercolour.warmstart`, style "compact", the run's subject and its neighbours), a short GRPO run through the trainer with `training.start_adapter` set to that
 adapter, and `summarize_run` over the run's curves. A warm start already in the run directory is reused and a
 GRPO run with checkpoints resumes, so an interrupted demo picks up where it stopped.
 """
@@ -28,7 +28,11 @@ DEMO_PRESET = "demo"
 DEMO_EXAMPLES = 24
 DEMO_EPOCHS = 2.0
 DEMO_STYLE: Style = "compact"
+# Half the warm start paints the run's subject, half its neighbours (the same flower in other colours), so the
+# policy starts unsure of the colour and the subject-aware stand-ins reward the subject's (docs/learning.md).
+DEMO_NEIGHBOURS = True
 SUMMARY_FILE = "summary.json"
+SHEET_FILE = "first-last.png"
 
 
 def run_demo(
@@ -37,6 +41,7 @@ def run_demo(
     examples: int = DEMO_EXAMPLES,
     epochs: float = DEMO_EPOCHS,
     style: Style = DEMO_STYLE,
+    neighbours: bool = DEMO_NEIGHBOURS,
     overrides: dict[str, Any] | None = None,
     echo: bool = True,
 ) -> RunSummary:
@@ -56,7 +61,7 @@ def run_demo(
     # ---- warm start (reused when a finished one is already in the run directory)
     adapter = run_dir / WARMSTART_DIR / ADAPTER_DIR
     if not (run_dir / WARMSTART_DIR / REPORT_FILE).is_file():
-        warm_start(config, run_dir, examples=examples, epochs=epochs, style=style)
+        warm_start(config, run_dir, examples=examples, epochs=epochs, style=style, neighbours=neighbours)
     config = config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
 
     # ---- GRPO from the warm-start adapter
@@ -68,7 +73,29 @@ def run_demo(
     summary = summarize_run(run_dir)
     (run_dir / SUMMARY_FILE).write_text(json.dumps({**asdict(summary), "rises": summary.rises}, indent=2) + "\n")
     curve = write_curve_svg(run_dir, title=f"{config.name}: {config.training.subject}")
+    sheet = write_first_last_sheet(run_dir, config.training.num_generations)
     if echo:
         print(format_summary(summary))
-        print(f"gallery: {written['gallery']}  curve: {curve}  summary: {run_dir / SUMMARY_FILE}")
+        print(f"gallery: {written['gallery']}  curve: {curve}  first and last step: {sheet}")
+        print(f"summary: {run_dir / SUMMARY_FILE}")
     return summary
+
+
+def write_first_last_sheet(run_dir: Path, columns: int) -> Path:
+    """A contact sheet of the first step's paintings above the last step's (`first-last.png`), each labelled with
+    its step, reward and whether it shows the subject's colours."""
+    from watercolour.contact_sheet import contact_sheet
+    from watercolour.rollout_store import RolloutStore
+
+    rows = RolloutStore(run_dir, columns).rows()
+    steps = sorted({row["step"] for row in rows})
+    tiles = []
+    for step in (steps[0], steps[-1]) if steps else ():
+        for row in (row for row in rows if row["step"] == step):
+            png = (run_dir / row["png"]).read_bytes() if row["png"] else None
+            reward = "-" if row["reward"] is None else f"{row['reward']:.2f}"
+            mark = {True: " on", False: " off", None: ""}[row.get("on_subject")]
+            tiles.append((f"step {step}: {reward}{mark}", png))
+    out = run_dir / SHEET_FILE
+    out.write_bytes(contact_sheet(tiles, columns=max(1, columns)))
+    return out

@@ -13,6 +13,7 @@ import asyncio
 import json
 import math
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from statistics import fmean, median
 from typing import Any
@@ -40,6 +41,9 @@ class RunSummary:
     slope_se: float
     t: float
     frac_reward_zero_std: float | None
+    # The share of the step's paintings in the subject's colours (None for runs logged before it was measured).
+    first_on_subject: float | None = None
+    last_on_subject: float | None = None
 
     @property
     def rises(self) -> bool:
@@ -92,6 +96,8 @@ def summarize_run(run_dir: Path) -> RunSummary:
         slope_se=se,
         t=t,
         frac_reward_zero_std=fmean(zero_std) if zero_std else None,
+        first_on_subject=_number(rows[0].get("on_subject_share")),
+        last_on_subject=_number(rows[-1].get("on_subject_share")),
     )
 
 
@@ -107,6 +113,8 @@ def format_summary(summary: RunSummary) -> str:
             f"{'':24} {'first step':>10} {'last step':>10}",
             f"{'mean reward':24} {summary.first_reward:>10.3f} {summary.last_reward:>10.3f}",
             f"{'gate pass rate':24} {_cell(summary.first_gate, '.0%'):>10} {_cell(summary.last_gate, '.0%'):>10}",
+            f"{'on-subject share':24} {_cell(summary.first_on_subject, '.0%'):>10} "
+            f"{_cell(summary.last_on_subject, '.0%'):>10}",
             f"reward slope {summary.slope:+.4f}/step (SE {summary.slope_se:.4f}, t = {summary.t:.2f}, "
             f"{summary.steps} steps): the reward {verdict}",
             f"frac_reward_zero_std (mean over steps): {_cell(summary.frac_reward_zero_std, '.2f')}",
@@ -124,9 +132,11 @@ class SideStats:
     share_under_0_3: float | None
     gate_pass_rate: float
     terms: dict[str, float | None]
+    # The share of samples whose painting shows the subject's colours (`rewards.subject_match`); None: no subject.
+    on_subject: float | None = None
 
 
-def side_stats(parts: list[RewardParts]) -> SideStats:
+def side_stats(parts: list[RewardParts], subject: str | None = None) -> SideStats:
     """A side's reward distribution and the mean of every registered term (over the rollouts that measured it)."""
     measured = [part.reward for part in parts if part.reward is not None]
     means = {}
@@ -140,7 +150,15 @@ def side_stats(parts: list[RewardParts]) -> SideStats:
         share_under_0_3=fmean(float(r < LOW_REWARD) for r in measured) if measured else None,
         gate_pass_rate=fmean(part.term("gate") or 0.0 for part in parts) if parts else 0.0,
         terms=means,
+        on_subject=fmean(map(float, map(partial(_on_subject, subject=subject), parts))) if subject and parts else None,
     )
+
+
+def _on_subject(part: RewardParts, subject: str) -> bool:
+    from rewards.subject_match import subject_match
+
+    render = part.verdict.render if part.verdict is not None else None
+    return render is not None and render.png is not None and subject_match(render.png, subject).on_subject
 
 
 def sample(model: Any, tokenizer: Any, subject: str, n: int, config: RunConfig, seed: int) -> list[str]:
@@ -220,7 +238,7 @@ def evaluate(
         "seed": seed,
         "sampling": config.training.model_dump(include={"temperature", "top_p", "top_k", "max_completion_length"}),
         "backends": scored["adapter"][0].backends if scored["adapter"] else {},
-        "sides": {side: asdict(side_stats(parts)) for side, parts in scored.items()},
+        "sides": {side: asdict(side_stats(parts, subject)) for side, parts in scored.items()},
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "evaluation.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -264,8 +282,9 @@ def format_evaluation(report: dict) -> str:
         ("median", "median reward", ".3f"),
         ("share_under_0_3", "share under 0.3", ".0%"),
         ("gate_pass_rate", "gate pass rate", ".0%"),
+        ("on_subject", "on-subject share", ".0%"),
     ):
-        values = [sides[name][key] for name in names]
+        values = [sides[name].get(key) for name in names]
         row = f"{label:18}" + "".join(f"{_cell(value, spec):>10}" for value in values)
         if len(values) == 2 and None not in values:
             row += f"{values[1] - values[0]:>+10{spec}}"

@@ -338,6 +338,8 @@ def compact_sketch(seed: int, subject: str | None = None) -> str:
     # petals take the mid or the deep wash, a choice the scorers can tell apart. One wash must carry the flower:
     # white petals get a deeper cool shadow than the full style's glazes.
     colour = "#7d77a8" if name == "white" else rng.choice(palette[1:3])
+    # A second colour word colours the heart ("a white hibiscus with a crimson eye"), as in the full style.
+    heart = PALETTES[named[1][1]][2] if len(named) > 1 else palette[3]
     count = rng.randint(5, 8)
     # The size is drawn wide on purpose, in tens (one digit to choose, not three): a policy warm-started on these
     # sketches is unsure how big to paint, and how big is what the coverage-led scorers reward most, so GRPO has
@@ -362,7 +364,7 @@ def compact_sketch(seed: int, subject: str | None = None) -> str:
         ),
         "    brush.endShape(true);",
         "  }",
-        f'  brush.fill("{palette[3]}", {rng.randint(210, 230)});',
+        f'  brush.fill("{heart}", {rng.randint(210, 230)});',
         f"  brush.circle(300, 300, {rng.randint(18, 36)}, 0.3);",
         "}",
     ]

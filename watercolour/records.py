@@ -67,6 +67,9 @@ class AestheticScore(BaseModel):
     score: float
     raw: float | None = Field(default=None, description="The backend's raw value (HPSv3 mu), for reading only.")
     backend: str
+    subject_match: float | None = Field(
+        default=None, description="Offline stand-in only: how far the washes show the subject's colours, 0..1."
+    )
 
 
 class Comparison(BaseModel):

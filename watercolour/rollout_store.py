@@ -2,8 +2,9 @@
 
 Layout under the run directory:
 
-    rollouts/step-00003.parquet        one row per rollout of step 3 (step, group, index, prompt, completion,
-                                       sketch, png path, reward and every registered term, violations, dead letter, timings)
+    rollouts/step-00003.parquet        one row per rollout of step 3 (step, group, index, prompt, subject, completion,
+                                       sketch, png path, reward and every registered term, whether the painting
+                                       shows its subject's colours, violations, dead letter, timings)
     rollouts/png/3/<group>_<index>.png the rendered painting, referenced from the row by its run-relative path
 
 Steps are numbered like TRL's logs and checkpoints: the rollouts scored while `global_step` was 2 are the ones
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rewards.length import completion_text
+from rewards.subject_match import subject_match
 from rewards.terms import term_names
 from watercolour.curves import rollout_summary
 from watercolour.gallery import GalleryItem
@@ -39,9 +41,12 @@ def shard_schema() -> Any:
     count, number, text = pa.int64(), pa.float64(), pa.string()
     columns = {
         **dict.fromkeys(("step", "group", "index"), count),
-        **dict.fromkeys(("preset", "pool_revision", "prompt", "completion", "sketch", "sketch_hash", "png"), text),
+        **dict.fromkeys(
+            ("preset", "pool_revision", "prompt", "subject", "completion", "sketch", "sketch_hash", "png"), text
+        ),
         **dict.fromkeys(("reward", *term_names()), number),
         "passed": pa.bool_(),
+        "on_subject": pa.bool_(),
         "violations": pa.list_(text),
         **dict.fromkeys(("coverage", "render_ms"), number),
         **dict.fromkeys(("dead_letter", "timings_ms", "parts"), text),
@@ -77,9 +82,11 @@ class RolloutStore:
         step = rollout_step(kwargs.get("trainer_state"))
         if step is None:
             step = self.next_step()
+        # The dataset's `subject` column, one per rollout (absent when the caller has none).
+        subjects = list(kwargs.get("subject") or [None] * len(parts))
         rows = [
             self._row(step, position, *rollout)
-            for position, rollout in enumerate(zip(prompts, completions, parts, strict=True))
+            for position, rollout in enumerate(zip(prompts, completions, parts, subjects, strict=True))
         ]
         self._write_shard(step, rows)
         if "log_metric" in kwargs:
@@ -87,7 +94,9 @@ class RolloutStore:
                 if value is not None:
                     kwargs["log_metric"](name, value)
 
-    def _row(self, step: int, position: int, prompt: Any, completion: Any, parts: RewardParts) -> dict[str, Any]:
+    def _row(
+        self, step: int, position: int, prompt: Any, completion: Any, parts: RewardParts, subject: str | None
+    ) -> dict[str, Any]:
         group, index = divmod(position, self.num_generations)
         verdict = parts.verdict
         render = verdict.render if verdict is not None else None
@@ -97,6 +106,12 @@ class RolloutStore:
             (self.run_dir / relative).parent.mkdir(parents=True, exist_ok=True)
             (self.run_dir / relative).write_bytes(render.png)
             png_path = relative.as_posix()
+        # Whatever the backends: does the painting show its subject's colours (no painting: it does not)?
+        on_subject = None
+        if subject is not None:
+            on_subject = (
+                render is not None and render.png is not None and subject_match(render.png, subject).on_subject
+            )
         return {
             "step": step,
             "group": group,
@@ -104,6 +119,7 @@ class RolloutStore:
             "preset": self.preset,
             "pool_revision": self.pool_revision,
             "prompt": prompt if isinstance(prompt, str) else json.dumps(prompt),
+            "subject": subject,
             "completion": completion_text(completion),
             "sketch": verdict.sketch if verdict is not None else None,
             "sketch_hash": verdict.sketch_hash if verdict is not None else None,
@@ -111,6 +127,7 @@ class RolloutStore:
             "reward": parts.reward,
             **{name: parts.term(name) for name in term_names()},
             "passed": verdict.passed if verdict is not None else False,
+            "on_subject": on_subject,
             "violations": list(verdict.violations) if verdict is not None else [],
             "coverage": render.coverage if render is not None else None,
             "render_ms": render.render_ms if render is not None else None,

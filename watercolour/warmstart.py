@@ -19,7 +19,7 @@ from typing import Any
 
 from watercolour.config import RunConfig
 from watercolour.procedural import Style
-from watercolour.prompt import PromptStyle, messages
+from watercolour.prompt import SUBJECTS, PromptStyle, messages
 
 
 WARMSTART_DIR = "warmstart"
@@ -69,13 +69,17 @@ def build_examples(
     seed: int = 0,
     style: Style = "full",
     prompt: PromptStyle = "full",
+    neighbours: bool = False,
 ) -> tuple[list[dict], int]:
     """`count` prompt/completion chat rows and how many came from the pool.
 
     Only answers that fit `max_completion_tokens` are taught: a policy taught longer ones would be cut off by
-    GRPO's completion budget and fail the gate as truncated. Half the procedural rows paint the run's subject.
-    The compact style (`procedural.compact_sketch`) teaches only short procedural sketches, no pool rows.
+    GRPO's completion budget and fail the gate as truncated. Half the procedural rows paint the run's subject;
+    the other half a seeded subject of the prompt's list, or with `neighbours` the subject's neighbours in turn
+    (`rewards.subject_match.neighbours`: the same flower in other colours). The compact style
+    (`procedural.compact_sketch`) teaches only short procedural sketches, no pool rows.
     """
+    from rewards.subject_match import neighbours as neighbours_of
     from watercolour.procedural import completion, plan_flower, reply
     from watercolour.reference_pool import load_pool
 
@@ -89,8 +93,14 @@ def build_examples(
     chosen = [] if style == "compact" else pool[: round(count * POOL_SHARE)]
     procedural_seed = seed * 100_000
     tried = 0
+    others = neighbours_of(subject, SUBJECTS) if neighbours else []
     while len(chosen) < count:
-        topic = plan_flower(procedural_seed, subject if len(chosen) % 2 == 0 else None).subject
+        if len(chosen) % 2 == 0:
+            topic = subject
+        elif others:
+            topic = others[(len(chosen) // 2) % len(others)]
+        else:
+            topic = plan_flower(procedural_seed).subject
         text = completion(procedural_seed, topic, style)
         procedural_seed += 1
         tried += 1
@@ -117,8 +127,11 @@ def warm_start(
     epochs: float = 1.0,
     learning_rate: float = LEARNING_RATE,
     style: Style = "full",
+    neighbours: bool = False,
 ) -> WarmStartReport:
-    """SFT the configured policy's LoRA on pool and procedural sketches; write and verify the adapter."""
+    """SFT the configured policy's LoRA on pool and procedural sketches; write and verify the adapter.
+
+    With `neighbours`, the rows that do not paint the run's subject paint its neighbours (see `build_examples`)."""
     import torch
     from datasets import Dataset
     from transformers import AutoTokenizer
@@ -137,7 +150,14 @@ def warm_start(
     base_path = resolve_model(training.model)
     tokenizer = AutoTokenizer.from_pretrained(base_path)
     rows, from_pool = build_examples(
-        examples, training.subject, tokenizer, training.max_completion_length, training.seed, style, training.prompt
+        examples,
+        training.subject,
+        tokenizer,
+        training.max_completion_length,
+        training.seed,
+        style,
+        training.prompt,
+        neighbours,
     )
     # The templated prompt's character count bounds its token count (a token is at least one character).
     prompt_chars = len(

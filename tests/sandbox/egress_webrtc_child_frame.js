@@ -1,5 +1,6 @@
-// expect: network_attempt
-// Opens the peer connection from a child frame's own realm, past any wrapper in the sketch's realm.
+// expect: runtime_error
+// Opens the peer connection from a child frame's own realm, past any wrapper in the sketch's realm. The srcdoc
+// frame inherits the content security policy, which refuses its inline script: no connection is ever made.
 async function setup() {
   const child = document.createElement("iframe");
   child.srcdoc = '<script>const p = new RTCPeerConnection({ iceServers: [{ urls: "stun:127.0.0.1:{UDP}" }] });' +

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from renderers import render_many
-from watercolour.commands.arguments import output_folder
+from watercolour.commands.arguments import output_folder, override
 from watercolour.gallery import GalleryItem, write_gallery
 from watercolour.records import RenderResult
 from watercolour.reference_pool import load_pool
@@ -34,6 +34,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Only the smoke preset's 3 GRPO steps from the untuned policy (minutes; proves the plumbing, learns "
         "nothing) instead of the demo preset's warm start and GRPO run (about 20 minutes on 2 cores).",
     )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        type=override,
+        default=[],
+        metavar="KEY=VALUE",
+        help="A configuration override of the learning run, e.g. --set training.num_generations=16 "
+        "--set training.per_device_batch_size=16 (repeatable).",
+    )
 
 
 def report_progress(done: int, total: int, result: RenderResult) -> None:
@@ -45,10 +55,10 @@ def run(args: argparse.Namespace) -> int:
     status = render_pool_gallery(args.out / "pool-gallery", args.seed)
     if status or args.pool_only:
         return status
-    return train_and_summarize(args.out, smoke=args.smoke)
+    return train_and_summarize(args.out, smoke=args.smoke, overrides=dict(args.overrides))
 
 
-def train_and_summarize(out: Path, smoke: bool = False) -> int:
+def train_and_summarize(out: Path, smoke: bool = False, overrides: dict | None = None) -> int:
     """The training half: the warm-started learning run (or the smoke run), then the learning summary."""
     from watercolour.curve_svg import write_curve_svg
     from watercolour.evaluation import format_summary, summarize_run
@@ -57,7 +67,7 @@ def train_and_summarize(out: Path, smoke: bool = False) -> int:
     if not smoke:
         from watercolour.demo_run import run_demo
 
-        run_demo(out / "learn")
+        run_demo(out / "learn", overrides=overrides)
         return 0
     run_dir = out / "smoke"
     use_run_environment(run_dir)  # trackio reads its directory once, when TRL imports it
@@ -65,7 +75,7 @@ def train_and_summarize(out: Path, smoke: bool = False) -> int:
     from watercolour.run_dir import latest_checkpoint
     from watercolour.trainer import train
 
-    config = load_config("smoke", {"run_dir": str(run_dir)})
+    config = load_config("smoke", {**(overrides or {}), "run_dir": str(run_dir)})
     print(f"training: preset smoke, {config.training.steps} GRPO steps into {run_dir}", file=sys.stderr)
     written = train(config, resume=latest_checkpoint(run_dir) is not None)
     print(format_summary(summarize_run(run_dir)))

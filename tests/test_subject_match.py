@@ -1,0 +1,76 @@
+"""The offline stand-ins read the subject: a sketch in its subject's palette beats the same sketch in a wrong one."""
+
+from __future__ import annotations
+
+import pytest
+
+from rewards.judge_protocol import JudgeSettings
+from rewards.offline_aesthetic import ImageStatsScorer
+from rewards.offline_judge import PoolSimilarityJudge
+from rewards.subject_match import subject_colours, subject_match, target_hue
+from watercolour.procedural import PALETTES, compact_sketch
+from watercolour.prompt import SUBJECTS
+from watercolour.reference_pool import load_pool
+
+
+# The compact sketch of a white flower paints its shadow in this one grey violet (procedural.compact_sketch).
+WHITE_SHADOW = "#7d77a8"
+
+
+def hue_gap(a: float, b: float) -> float:
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+def wrong_word(subject: str) -> str:
+    """The palette farthest in hue from the subject's petals (for a white flower: the most saturated, red)."""
+    hue = target_hue(subject_colours(subject).petals)
+    if hue is None:
+        return "red"
+    return max((word for word in PALETTES if word != "white"), key=lambda word: hue_gap(hue, target_hue(word) or 0))
+
+
+def repaint(sketch: str, subject: str, word: str) -> str:
+    """The same sketch with every colour of the subject's palettes swapped for the same wash of `word`'s."""
+    colours = subject_colours(subject)
+    painted = sketch.replace(WHITE_SHADOW, PALETTES[word][2])
+    for name in filter(None, (colours.petals, colours.heart)):
+        for own, other in zip(PALETTES[name], PALETTES[word], strict=True):
+            painted = painted.replace(own, other)
+    assert painted != sketch, f"nothing of {subject!r}'s palette was in the sketch"
+    return painted
+
+
+def test_subjects_are_read_as_the_generator_reads_them():
+    assert subject_colours("a white hibiscus with a crimson eye").petals == "white"
+    assert subject_colours("a white hibiscus with a crimson eye").heart == "crimson"
+    assert subject_colours("a sunflower").petals == "golden"  # no colour word: the flower's own colour
+    assert subject_colours("a pale blue morning glory").flower == "morning glory"
+    assert subject_colours("a coloured peach rose").petals == "peach"  # "red" inside "coloured" is not a word
+
+
+@pytest.mark.browser
+def test_every_subject_in_its_palette_outscores_the_same_sketch_in_a_wrong_one(flower_sketch):
+    from renderers import render_many
+
+    pairs = []
+    for index, subject in enumerate(SUBJECTS):
+        sketch = compact_sketch(index, subject)
+        pairs.append((subject, sketch, repaint(sketch, subject, wrong_word(subject))))
+    # One pool for every render: two per subject.
+    results = render_many([text for _, own, wrong in pairs for text in (own, wrong)], deadline_s=60.0)
+    assert all(result.ok and result.png is not None for result in results), [r.errors for r in results]
+    scorer = ImageStatsScorer()
+    judge = PoolSimilarityJudge(JudgeSettings(), load_pool())
+    for (subject, _, _), own, wrong in zip(pairs, results[0::2], results[1::2], strict=True):
+        assert own.png is not None and wrong.png is not None
+        mine, theirs = subject_match(own.png, subject), subject_match(wrong.png, subject)
+        assert mine.on_subject and not theirs.on_subject, (subject, mine, theirs)
+        assert mine.match > theirs.match + 0.3, (subject, mine, theirs)
+        # The aesthetic stand-in: the subject's colours score higher; without a subject, the same two score alike.
+        own_score, wrong_score = scorer.score_one(own.png, subject), scorer.score_one(wrong.png, subject)
+        assert own_score.score > wrong_score.score, (subject, own_score, wrong_score)
+        assert own_score.backend.startswith("offline")
+        # The judge stand-in: the painting in the subject's colours has the higher merit, read for that subject.
+        own_profile, wrong_profile = judge.prepare_rollout(own.png), judge.prepare_rollout(wrong.png)
+        assert judge.merit(own_profile, subject) > judge.merit(wrong_profile, subject), subject
+        assert judge.backend_id.startswith("offline")
