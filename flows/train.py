@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, runtime
+from prefect.artifacts import create_markdown_artifact
 from prefect.logging.loggers import flow_run_logger
 
 from tasks.fanout import FanOutSettings
 from tasks.health import check_services
+from tasks.observe import artifact_key
 from tasks.pool import load_reference_pool
 from tasks.publish import publish_run
 from tasks.space import put_space_to_sleep, set_space_backstop
@@ -136,6 +138,11 @@ def train(
             set_space_backstop(space)
         services = check_services(config, space)
         pool = load_reference_pool(config.pool_dir)
+        create_markdown_artifact(
+            f"Pool revision `{pool['revision']}` ({pool['references']} references, {pool['tiers']}) from "
+            f"`{config.pool_dir or 'the bundled pool'}`",
+            key=artifact_key(config.name, "pool"),
+        )
         checkpoint = latest_checkpoint(directory)
         start = checkpoint.name if checkpoint is not None else None
         trained = grpo_train(config, directory, start, fan_out or FanOutSettings(), fail_at_step)

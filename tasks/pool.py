@@ -16,9 +16,9 @@ from watercolour.pool_refresh import refresh_config, refresh_row
 @task(persist_result=True, cache_policy=DEFAULT, retries=1, retry_delay_seconds=[2])
 def load_reference_pool(pool_dir: Path | None) -> dict[str, Any]:
     """Read and validate the pool before training needs it; the reward loads its own copy from the same place."""
-    from watercolour.reference_pool import load_pool, pool_summary
+    from watercolour.reference_pool import load_pool, pool_revision, pool_summary
 
-    return pool_summary(load_pool(pool_dir))
+    return {**pool_summary(load_pool(pool_dir)), "revision": pool_revision(pool_dir)}
 
 
 @task(task_run_name="refresh-{sketch.stem}", retries=2, retry_delay_seconds=[2, 10])

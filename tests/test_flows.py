@@ -157,7 +157,7 @@ def test_pool_refresh_reports_moved_pixels_and_verdicts(prefect_server, tmp_path
     # A changed sketch against its old picture: the refresh must see the pixels move.
     poppy = seed / "orange_poppy.js"
     poppy.write_text(poppy.read_text().replace('"#ee8a28"', '"#2040c0"').replace('"#f39a2e"', '"#2040c0"'))
-    rows = {row["sketch"]: row for row in refresh_pool(str(seed), str(tmp_path / "report.json"))}
+    rows = {row["sketch"]: row for row in refresh_pool(str(seed), str(tmp_path / "report.json"))["drift"]}
     assert rows["blue_anemone"]["passed"] and rows["blue_anemone"]["moved_pixels"] < 0.01
     assert rows["orange_poppy"]["moved_pixels"] > 0.01
     assert (tmp_path / "report.json").exists() and artifacts("pool-refresh")
@@ -290,3 +290,11 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
     assert result["services"]["scorer"].startswith("scorer loaded (Space PAUSED")
     assert hub.transitions[0][1:] == ("PAUSED", "BUILDING") and hub.transitions[-1][1:] == ("RUNNING", "PAUSED")
     assert hub.spaces[SPACE].sleep_time == 600 and len(hub.calls_to("/pause")) == 1
+    # The run names the pool revision it trained against: in its configuration and in its artifact.
+    from watercolour.config import RunConfig
+    from watercolour.reference_pool import pool_revision
+
+    assert result["pool"]["revision"] == pool_revision(None)
+    assert RunConfig.load(Path(result["run_dir"]) / "config.yaml").pool_revision == pool_revision(None)
+    (card,) = artifacts("judge-led-pool")[-1:]
+    assert pool_revision(None) in card.data

@@ -101,3 +101,19 @@ def test_refresh_re_renders_a_packed_pool_and_reports_no_drift(tmp_path, capsys)
     assert main(["pool", "refresh", "--pool", str(tmp_path / "pool"), "--report", str(report)]) == 0
     assert "changed: none" in capsys.readouterr().out
     assert [row["sketch"] for row in json.loads(report.read_text())] == ["c0"]
+
+
+def test_pack_push_uploads_the_revision_to_the_hub_named_by_hf_endpoint(tmp_path, hub, monkeypatch, capsys):
+    from conftest import HUB_TOKEN
+
+    folder = rated_folder(tmp_path, {"cand_0000": "love", "cand_0001": "okay", "cand_0002": "nope"})
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    monkeypatch.setenv("HF_TOKEN", HUB_TOKEN)
+    assert main(["pool", "pack", str(folder), "--out", str(tmp_path / "pool"), "--push", "me/pool"]) == 0
+    revision = (tmp_path / "pool" / "REVISION").read_text().strip()
+    uploaded = hub.repos["me/pool"]
+    assert uploaded["REVISION"].decode().strip() == revision
+    assert {"pool.json", "cand_0000.png", "cand_0001.js"} <= set(uploaded)
+    assert any(path.startswith("dataset/") for path in uploaded)
+    assert all(call.authorized for call in hub.calls_to("/commit/main"))
+    assert f"pushed revision {revision} to {hub.endpoint}/" in capsys.readouterr().out

@@ -112,3 +112,67 @@ def test_generate_rate_in_chromium_pack_and_the_judge_draws_from_the_rated_pool(
     assert sorted(r.tier for r in drawn) == ["love", "love", "okay", "okay"]
     verdict = asyncio.run(judge.judge((folder / f"{shown[9]}.png").read_bytes(), group_seed=7))
     assert len(verdict.comparisons) == 4 and 0 <= verdict.score <= 1
+
+
+@pytest.mark.browser
+def test_the_grid_view_rates_the_focused_candidate_by_keyboard_and_survives_a_reload(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from renderers.pool import CHROMIUM
+
+    names = [candidate(tmp_path, f"cand_{number:04d}").id for number in range(5)]
+    server = make_server(RatingDesk(tmp_path), port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    progress = "document.querySelector('#progress').textContent === '{} of 5 rated'"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+            page.wait_for_function(progress.format(0))
+            page.keyboard.press("g")
+            cards, focused = page.locator("#grid .card"), page.locator("#grid .card.focused")
+            assert cards.count() == 5 and focused.get_attribute("data-id") == names[0]
+            page.keyboard.press("ArrowRight")
+            page.keyboard.press("ArrowRight")
+            assert focused.get_attribute("data-id") == names[2]
+            page.keyboard.press("1")
+            page.wait_for_function(progress.format(1))
+            assert cards.count() == 4 and focused.get_attribute("data-id") == names[3]  # the focus stays in place
+            page.keyboard.press("ArrowLeft")
+            page.keyboard.press("4")
+            page.wait_for_function(progress.format(2))
+            page.reload()
+            page.wait_for_function(progress.format(2))
+            assert page.locator("#grid").is_visible() and cards.count() == 3  # the view came back with the page
+            page.keyboard.press("u")
+            page.wait_for_function(progress.format(1))
+            assert focused.get_attribute("data-id") == names[1]  # the undone candidate is back, in focus
+            page.keyboard.press("g")
+            assert page.locator("#painting").is_visible() and page.locator("#painting").get_attribute("data-id")
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert read_ratings(tmp_path).tiers == {names[2]: "love"}
+
+
+def test_submitted_ratings_are_merged_into_the_saved_ones_and_unknown_ids_are_refused(tmp_path):
+    from watercolour.pool_tools.candidates import RatingsSubmitted, merge_submitted
+
+    for name in ("cand_0000", "cand_0001"):
+        candidate(tmp_path, name)
+    RatingDesk(tmp_path).rate("cand_0000", "love")
+    merged = merge_submitted(tmp_path, RatingsSubmitted(tiers={"cand_0001": "meh"}))
+    assert merged.tiers == {"cand_0000": "love", "cand_0001": "meh"} == read_ratings(tmp_path).tiers
+    with pytest.raises(ValueError, match="not in"):
+        merge_submitted(tmp_path, RatingsSubmitted(tiers={"cand_9999": "love"}))
+    assert read_ratings(tmp_path).tiers == merged.tiers  # nothing lost to the bad input
+
+
+def test_finishing_with_no_flow_run_waiting_names_the_problem(tmp_path):
+    from watercolour.pool_tools.rate import NotWaiting
+
+    candidate(tmp_path, "cand_0000")
+    with pytest.raises(NotWaiting, match="no flow run waits"):
+        RatingDesk(tmp_path).finish()

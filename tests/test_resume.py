@@ -15,6 +15,7 @@ from models import tiny_sketcher
 
 from watercolour.config import RunConfig
 from watercolour.curves import CurvesFile
+from watercolour.reference_pool import pool_revision
 from watercolour.rollout_store import RolloutStore
 
 
@@ -112,6 +113,9 @@ def test_a_run_killed_in_step_3_resumes_without_duplicate_or_missing_rollouts(tm
     assert [int(row["step"]) for row in curves.read()] == [1, 2, 3, 4]
 
     assert RunConfig.load(run_dir / "config.yaml").training.steps == STEPS
+    # The run names the pool revision it trained against, in its configuration and in every rollout.
+    assert RunConfig.load(run_dir / "config.yaml").pool_revision == pool_revision(None)
+    assert {row["pool_revision"] for row in rows} == {pool_revision(None)}
     assert (run_dir / "checkpoints" / "checkpoint-4" / "optimizer.pt").is_file()
     assert '"step": 4' in (run_dir / "adapter" / "watercolour_adapter.json").read_text()
     assert "rollouts/png/" in (run_dir / "gallery" / "index.html").read_text()

@@ -164,6 +164,11 @@ class RunConfig(BaseModel):
     gate: GateSettings = Field(default_factory=GateSettings, description="The admission gate.")
     render: RenderSettings = Field(default_factory=RenderSettings, description="Rendering for the reward.")
     pool_dir: Path | None = Field(default=None, description="Reference pool directory; None = the bundled pool.")
+    pool_revision: str | None = Field(
+        default=None,
+        description="The pool revision the run trains against (pool pack's REVISION): recorded when the run starts; "
+        "a resumed run whose pool_dir now holds another revision is refused.",
+    )
     training: TrainingSettings = Field(default_factory=TrainingSettings, description="GRPO settings.")
     run_dir: Path = Field(
         default_factory=lambda data: Path("runs") / data["name"], description="Where the run lives; runs/<name>."

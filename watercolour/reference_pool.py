@@ -84,6 +84,22 @@ def by_tier(refs: list[Reference]) -> dict[str, list[Reference]]:
     return groups
 
 
+def pool_revision(pool_dir: Path | None = None) -> str:
+    """Sixteen hex digits over pool.json and every file it lists (default: the bundled pool): the revision a run
+    names, and what `pool pack` writes to REVISION."""
+    import hashlib
+
+    folder = Path(pool_dir) if pool_dir is not None else BUNDLED_POOL
+    index = folder / "pool.json"
+    if not index.is_file():
+        raise PoolError(f"no reference pool at {folder} (missing pool.json): pass the folder of a pool")
+    digest = hashlib.sha256(index.read_bytes())
+    for entry in json.loads(index.read_text(encoding="utf-8"))["references"]:
+        for name in (entry["file"], entry["png"]):
+            digest.update(name.encode() + b"\0" + hashlib.sha256((folder / name).read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
 def pool_fingerprint(references: list[Reference]) -> str:
     """A hash of the pool's content (names, tiers, pictures): what a run's judge will compare against."""
     import hashlib

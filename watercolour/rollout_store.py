@@ -41,7 +41,9 @@ def shard_schema() -> Any:
     count, number, text = pa.int64(), pa.float64(), pa.string()
     columns = {
         **dict.fromkeys(("step", "group", "index"), count),
-        **dict.fromkeys(("preset", "prompt", "subject", "completion", "sketch", "sketch_hash", "png"), text),
+        **dict.fromkeys(
+            ("preset", "pool_revision", "prompt", "subject", "completion", "sketch", "sketch_hash", "png"), text
+        ),
         **dict.fromkeys(("reward", *term_names()), number),
         "passed": pa.bool_(),
         "on_subject": pa.bool_(),
@@ -62,11 +64,14 @@ class RolloutStore:
     Holds only paths and numbers, so it pickles with the reward function that carries it.
     """
 
-    def __init__(self, run_dir: Path, num_generations: int, preset: str = "") -> None:
+    def __init__(
+        self, run_dir: Path, num_generations: int, preset: str = "", pool_revision: str | None = None
+    ) -> None:
         self.run_dir = Path(run_dir)
         self.root = self.run_dir / ROLLOUTS_DIR
         self.num_generations = num_generations
         self.preset = preset
+        self.pool_revision = pool_revision
 
     # ------------------------------------------------------------------ writing
 
@@ -112,6 +117,7 @@ class RolloutStore:
             "group": group,
             "index": index,
             "preset": self.preset,
+            "pool_revision": self.pool_revision,
             "prompt": prompt if isinstance(prompt, str) else json.dumps(prompt),
             "subject": subject,
             "completion": completion_text(completion),

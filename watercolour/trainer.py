@@ -227,7 +227,7 @@ def build_trainer(
     if not torch.cuda.is_available():
         set_cpu_threads()
     args = grpo_args(config, run_dir)  # sets up the process group under `accelerate launch`
-    store = RolloutStore(run_dir, training.num_generations, preset=config.name)
+    store = RolloutStore(run_dir, training.num_generations, preset=config.name, pool_revision=config.pool_revision)
     slices = ScoredSlices() if args.world_size > 1 else None
     reward = make_reward(per_process_config(config, args.world_size), run_dir, slices or store.record_batch)
     model: Any = resolve_model(training.model)
@@ -292,6 +292,27 @@ def forget_steps_after(run_dir: Path, checkpoint: Path | None) -> None:
     DeadLetterLog(run_dir).truncate(after_step=step)
 
 
+class PoolRevisionChanged(RuntimeError):
+    """The pool folder no longer holds the revision the run trained against."""
+
+
+def pin_pool_revision(config: RunConfig, started: Path | None) -> RunConfig:
+    """The configuration with the pool revision it trains against; a resumed run keeps the one it started with
+    (its saved config at `started`), and a pool folder that changed since is refused rather than trained on."""
+    from watercolour.reference_pool import pool_revision
+
+    found = pool_revision(config.pool_dir)
+    expected = RunConfig.load(started).pool_revision if started is not None and started.is_file() else None
+    expected = expected or config.pool_revision
+    if expected is not None and expected != found:
+        raise PoolRevisionChanged(
+            f"the pool at {config.pool_dir or 'the bundled pool'} is revision {found}, but this run trains against "
+            f"revision {expected}: point pool_dir at that revision's folder (pool/build keeps each under "
+            "revisions/<revision>)"
+        )
+    return config.model_copy(update={"pool_revision": found})
+
+
 def train(
     config: RunConfig, resume: bool = False, echo: Echo = True, make_reward: RewardFactory = CompositeReward
 ) -> dict[str, Path]:
@@ -304,6 +325,8 @@ def train(
     run_dir = Path(config.run_dir)
     processes = process_state()
     checkpoint = resume_point(run_dir, resume)  # every process decides the same, so all refuse or none does
+    # Every process pins the same revision (a read-only hash); a resume against a changed pool is refused by all.
+    config = pin_pool_revision(config, run_dir / "config.yaml" if checkpoint is not None else None)
     if processes.is_main_process:
         forget_steps_after(run_dir, checkpoint)
         config.save(run_dir / "config.yaml")
@@ -324,7 +347,9 @@ def train(
         config_name=config.name,
         state_dict=state_dict,
     )
-    store = RolloutStore(run_dir, config.training.num_generations, preset=config.name)
+    store = RolloutStore(
+        run_dir, config.training.num_generations, preset=config.name, pool_revision=config.pool_revision
+    )
     gallery = write_gallery(
         gallery_items(store.rows(), run_dir / GALLERY_DIR, run_dir),
         run_dir / GALLERY_DIR,

@@ -68,7 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pack.add_argument("folder", nargs="?", type=candidate_folder, help="Candidate folder (omit with --bundled).")
     pack.add_argument("--out", type=output_folder, required=True, help="Pool folder to write.")
     pack.add_argument("--bundled", action="store_true", help="Pack the bundled seed pool instead.")
-    pack.add_argument("--push", metavar="REPO_ID", help="Also push the dataset to this Hub dataset repo.")
+    pack.add_argument(
+        "--push",
+        metavar="REPO_ID",
+        help="Also push the pool to this Hub dataset repo (token: $HF_TOKEN; endpoint: $HF_ENDPOINT).",
+    )
 
     calibrate = steps.add_parser("calibrate", help="Win rate of policy paintings against each pool reference.")
     calibrate.add_argument("--pool", type=pool_folder, help="Pool folder (default: the bundled seed pool).")
@@ -158,9 +162,17 @@ def pack(args: argparse.Namespace) -> int:
         rows, description = bundled_rows(), "The bundled seed pool, tiers set by the project."
     else:
         rows, description = candidate_rows(args.folder), f"Candidates from {args.folder.name}, rated by a person."
-    revision = write_pool(rows, args.out, description, push=args.push)
+    revision = write_pool(rows, args.out, description)
     tiers = {tier: sum(row["tier"] == tier for row in rows) for tier in ("love", "okay", "meh")}
     print(f"packed {args.out} at revision {revision}: {tiers}")
+    if args.push:
+        import os
+
+        from watercolour.pool_tools.publish import PoolHubSettings, publish_pool
+
+        # The CLI is where the environment is read: HF_ENDPOINT points a push at a mirror or a test Hub.
+        hub = PoolHubSettings(repo_id=args.push, endpoint=os.environ.get("HF_ENDPOINT"))
+        print(f"pushed revision {revision} to {publish_pool(args.out, hub)}")
     return 0
 
 

@@ -21,6 +21,8 @@ RATING_TIERS: tuple[str, ...] = ("love", "okay", "meh", "nope")
 
 CANDIDATES = "candidates.jsonl"
 RATINGS = "ratings.json"
+# Written by the `pool` flow when it suspends for ratings, removed when it resumes: which flow run to resume.
+AWAITING = "awaiting.json"
 
 
 class Candidate(BaseModel):
@@ -67,6 +69,24 @@ class Ratings(BaseModel):
         return last
 
 
+class RatingsSubmitted(BaseModel):
+    """What resumes a `pool` flow waiting for ratings: the rating page sends it, and so does the Prefect UI's form."""
+
+    tiers: dict[str, RatingTier] = Field(
+        default_factory=dict,
+        description="Ratings by candidate id, added to those already saved in ratings.json (the rating page "
+        "sends every rating it saved; leave empty to take the saved ones as they are).",
+    )
+
+
+class Awaiting(BaseModel):
+    """The flow run waiting for this folder's ratings."""
+
+    flow_run_id: str
+    flow_run_name: str
+    timeout_s: int | None = None
+
+
 def append_candidate(folder: Path, candidate: Candidate) -> None:
     with (folder / CANDIDATES).open("a", encoding="utf-8") as stream:
         stream.write(candidate.model_dump_json() + "\n")
@@ -88,3 +108,23 @@ def read_ratings(folder: Path) -> Ratings:
 
 def write_ratings(folder: Path, ratings: Ratings) -> None:
     write_atomic(folder / RATINGS, json.dumps(ratings.model_dump(), indent=1).encode())
+
+
+def merge_submitted(folder: Path, submitted: RatingsSubmitted) -> Ratings:
+    """Save the submitted tiers that differ from the saved ones (a rating the UI's form adds or changes)."""
+    ratings = read_ratings(folder)
+    known = {candidate.id for candidate in read_candidates(folder)}
+    unknown = sorted(set(submitted.tiers) - known)
+    if unknown:
+        raise ValueError(f"ratings for candidates not in {folder}: {', '.join(unknown)}")
+    changed = {cid: tier for cid, tier in submitted.tiers.items() if ratings.tiers.get(cid) != tier}
+    for candidate_id, tier in changed.items():
+        ratings.rate(candidate_id, tier)
+    if changed:
+        write_ratings(folder, ratings)
+    return ratings
+
+
+def read_awaiting(folder: Path) -> Awaiting | None:
+    path = folder / AWAITING
+    return Awaiting.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None

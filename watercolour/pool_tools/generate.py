@@ -48,6 +48,9 @@ class GenerateSettings(BaseModel):
     models: list[str] = Field(min_length=1, description="Model ids, one chain of candidates per model each time.")
     per_model: int = Field(default=15, ge=1, description="First drafts per model.")
     subject: str = Field(default=DEFAULT_SUBJECT, description="What to paint; 'sample' draws from the subjects.")
+    subjects: list[str] = Field(
+        default_factory=list, description="Subjects taken in turn, one per chain; overrides `subject` when given."
+    )
     rounds: int = Field(default=0, ge=0, le=3, description="Critique-and-revise rounds after each first draft.")
     critic_url: str | None = Field(default=None, description="OpenAI-compatible base URL of the vision critic.")
     critic_model: str | None = Field(default=None, description="Model id of the vision critic.")
@@ -146,52 +149,91 @@ class Generator:
         try:
             found = await asyncio.gather(*chains)
         finally:
-            for http in self.clients.values():
-                await http.aclose()
+            await self.aclose()
         return [candidate for chain in found for candidate in chain]
 
+    async def aclose(self) -> None:
+        for http in self.clients.values():
+            await http.aclose()
+        self.clients.clear()
+
     async def chain(self, model: str, url: str, number: int) -> list[Candidate]:
-        s = self.settings
-        rng = random.Random(f"{s.seed}:{model}:{number}")
-        subject = rng.choice(SUBJECTS) if s.subject == "sample" else s.subject
-        photo = self.photos[number % len(self.photos)] if self.photos else None
+        """A first draft, then up to `rounds` revisions on the critic's word; a call that still fails ends it."""
+        made: list[Candidate] = []
+        try:
+            candidate, png = await self.first_draft(model, url, number)
+            made.append(candidate)
+            for _ in range(self.settings.rounds):
+                if png is None or not (self.settings.critic_url and self.settings.critic_model):
+                    break
+                candidate, png = await self.next_round(candidate, png)
+                made.append(candidate)
+        except ServiceUnavailable as error:
+            self.failures.append(str(error))
+        return made
+
+    def opening(self, subject: str, photo: Photo | None) -> list[dict[str, Any]]:
+        """The system prompt and the first user turn (with the reference photo, when there is one)."""
         prompt: list[dict[str, Any]] = [{"type": "text", "text": user_prompt(subject)}]
         if photo:
             prompt.append(image_part(data_url(photo.file.read_bytes(), photo.file.suffix)))
-        conversation = [{"role": "system", "content": system_prompt()}, {"role": "user", "content": prompt}]
-        temperature = rng.choice(TEMPERATURES)
-        made: list[Candidate] = []
-        critique: str | None = None
-        for round_number in range(s.rounds + 1):
-            body = {"model": model, "messages": conversation, "temperature": temperature, "max_tokens": s.max_tokens}
-            try:
-                reply = await self.chat(url, body, stage=f"generate {model}")
-            except ServiceUnavailable as error:
-                self.failures.append(str(error))
-                break
-            parent = made[-1].id if made else None
-            draft = Draft(model, url, subject, temperature, round_number, parent, photo, critique)
-            candidate, png = await self.admit(reply, draft)
-            append_candidate(self.out, candidate)
-            made.append(candidate)
-            if round_number == s.rounds or png is None or not (s.critic_url and s.critic_model):
-                break
-            try:
-                critique = await self.critique(candidate, png)
-            except ServiceUnavailable as error:
-                self.failures.append(str(error))
-                break
-            revise = REVISE_PROMPT.format(critique=critique)
-            conversation = conversation + [
-                {"role": "assistant", "content": reply},
-                {"role": "user", "content": [{"type": "text", "text": revise}, image_part(data_url(png))]},
-            ]
-        return made
+        return [{"role": "system", "content": system_prompt()}, {"role": "user", "content": prompt}]
 
-    async def admit(self, reply: str, draft: Draft) -> tuple[Candidate, bytes | None]:
-        """Gate and render one reply, and write its sketch and picture; the candidate is numbered on arrival."""
-        name = f"cand_{self.next_index:04d}"
-        self.next_index += 1
+    async def first_draft(
+        self, model: str, url: str, number: int, name: str | None = None
+    ) -> tuple[Candidate, bytes | None]:
+        """Chain `number`'s first draft, gated and rendered; raises ServiceUnavailable when the writer fails."""
+        s = self.settings
+        rng = random.Random(f"{s.seed}:{model}:{number}")
+        subject = rng.choice(SUBJECTS) if s.subject == "sample" else s.subject
+        if s.subjects:
+            subject = s.subjects[number % len(s.subjects)]
+        temperature = rng.choice(TEMPERATURES)
+        photo = self.photos[number % len(self.photos)] if self.photos else None
+        body = {
+            "model": model,
+            "messages": self.opening(subject, photo),
+            "temperature": temperature,
+            "max_tokens": s.max_tokens,
+        }
+        reply = await self.chat(url, body, stage=f"generate {model}")
+        return await self.admit(reply, Draft(model, url, subject, temperature, 0, None, photo, None), name)
+
+    async def next_round(
+        self, parent: Candidate, png: bytes, name: str | None = None
+    ) -> tuple[Candidate, bytes | None]:
+        """The critic's word on `parent` and the writer's revision of it.
+
+        The writer sees its opening prompt, its latest sketch, that sketch's render and the critique, not every
+        earlier round: the conversation stays one revision long however many rounds run.
+        """
+        photo = next((p for p in self.photos if p.file.name == parent.photo), None)
+        critique = await self.critique(parent, png)
+        sketch = (self.out / parent.js).read_text(encoding="utf-8")
+        revise = REVISE_PROMPT.format(critique=critique)
+        conversation = self.opening(parent.subject, photo) + [
+            {"role": "assistant", "content": f"```javascript\n{sketch}\n```"},
+            {"role": "user", "content": [{"type": "text", "text": revise}, image_part(data_url(png))]},
+        ]
+        body = {
+            "model": parent.model,
+            "messages": conversation,
+            "temperature": parent.temperature,
+            "max_tokens": self.settings.max_tokens,
+        }
+        reply = await self.chat(parent.endpoint, body, stage=f"generate {parent.model}")
+        draft = Draft(
+            parent.model, parent.endpoint, parent.subject, parent.temperature, parent.round + 1, parent.id, photo,
+            critique,
+        )  # fmt: skip
+        return await self.admit(reply, draft, name)
+
+    async def admit(self, reply: str, draft: Draft, name: str | None = None) -> tuple[Candidate, bytes | None]:
+        """Gate and render one reply, write its sketch and picture and append its record; numbered on arrival
+        unless the caller names it (a flow's tasks name theirs, so a retried task rewrites its own files)."""
+        if name is None:
+            name = f"cand_{self.next_index:04d}"
+            self.next_index += 1
         verdict = await gate(reply, self.renderer)
         (self.out / f"{name}.js").write_text(verdict.sketch or reply, encoding="utf-8")
         render = verdict.render
@@ -219,6 +261,7 @@ class Generator:
             f"{name} {draft.model} round {draft.round}: {'passed' if verdict.passed else verdict.violations}",
             flush=True,
         )
+        append_candidate(self.out, candidate)
         return candidate, png
 
     async def critique(self, candidate: Candidate, png: bytes) -> str:

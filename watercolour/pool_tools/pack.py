@@ -7,14 +7,13 @@ record which pool taught it. The bundled seed pool packs the same way, marked `r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 from watercolour.pool_tools.candidates import read_candidates, read_ratings
-from watercolour.reference_pool import TIERS, Reference, load_pool
+from watercolour.reference_pool import TIERS, Reference, load_pool, pool_revision
 
 
 DATASET = "dataset"
@@ -75,17 +74,7 @@ def bundled_rows() -> list[dict[str, Any]]:
     ]
 
 
-def pool_revision(pool_dir: Path) -> str:
-    """Sixteen hex digits over pool.json and every file it lists."""
-    index = pool_dir / "pool.json"
-    digest = hashlib.sha256(index.read_bytes())
-    for entry in json.loads(index.read_text(encoding="utf-8"))["references"]:
-        for name in (entry["file"], entry["png"]):
-            digest.update(name.encode() + b"\0" + hashlib.sha256((pool_dir / name).read_bytes()).digest())
-    return digest.hexdigest()[:16]
-
-
-def write_pool(rows: list[dict[str, Any]], out: Path, description: str, push: str | None = None) -> str:
+def write_pool(rows: list[dict[str, Any]], out: Path, description: str) -> str:
     """Write the dataset and the loader layout into `out`; the pool's revision."""
     from datasets import Dataset, Features, Image, Value
 
@@ -116,8 +105,6 @@ def write_pool(rows: list[dict[str, Any]], out: Path, description: str, push: st
     (out / "pool.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
     revision = pool_revision(out)
     (out / REVISION).write_text(revision + "\n", encoding="utf-8")
-    if push:
-        dataset.push_to_hub(push, commit_message=f"pool revision {revision}")
     return revision
 
 

@@ -1,8 +1,12 @@
 """The rating page: a local web app that shows one candidate render at a time and records a person's tier for it.
 
-Keys 1 love, 2 okay, 3 meh, 4 nope; `u` or Backspace undoes the last rating. Every rating rewrites
-`ratings.json` atomically, so closing the tab (or the server) loses nothing and reopening resumes at the first
-unrated candidate. The page polls for new candidates, so rating can run alongside `pool generate`.
+Keys 1 love, 2 okay, 3 meh, 4 nope; `u` or Backspace undoes the last rating; `g` switches between one candidate
+at a time and a grid of eight (arrow keys move the focus, the number keys rate the focused one). Every rating
+rewrites `ratings.json` atomically, so closing the tab (or the server) loses nothing and reopening resumes at the
+first unrated candidate. The page polls for new candidates, so rating can run alongside `pool generate`.
+
+When a `pool` flow run waits for this folder's ratings (it left `awaiting.json` here when it suspended), the page
+offers Enter: send the ratings and resume that flow run through the Prefect API (PREFECT_API_URL).
 """
 
 from __future__ import annotations
@@ -15,7 +19,19 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from watercolour.pool_tools.candidates import RATING_TIERS, read_candidates, read_ratings, write_ratings
+from watercolour.pool_tools.candidates import (
+    AWAITING,
+    RATING_TIERS,
+    RatingsSubmitted,
+    read_awaiting,
+    read_candidates,
+    read_ratings,
+    write_ratings,
+)
+
+
+class NotWaiting(ValueError):
+    """No flow run waits for these ratings (any more); the message says where the ratings are."""
 
 
 class RatingDesk:
@@ -43,7 +59,14 @@ class RatingDesk:
 
     def state(self, undone: str | None = None) -> dict[str, Any]:
         ratings = read_ratings(self.folder)
-        return {"items": self.items(), "tiers": ratings.tiers, "order": ratings.order, "undone": undone}
+        awaiting = read_awaiting(self.folder)
+        return {
+            "items": self.items(),
+            "tiers": ratings.tiers,
+            "order": ratings.order,
+            "undone": undone,
+            "awaiting": awaiting.flow_run_name if awaiting else None,
+        }
 
     def rate(self, candidate_id: str, tier: str) -> dict[str, Any]:
         if tier not in RATING_TIERS:
@@ -62,6 +85,28 @@ class RatingDesk:
             undone = ratings.undo()
             write_ratings(self.folder, ratings)
         return self.state(undone)
+
+    def finish(self) -> dict[str, Any]:
+        """Resume the flow run waiting for these ratings, handing it every saved rating as its typed input."""
+        from uuid import UUID
+
+        from prefect.exceptions import FlowPauseTimeout, NotPausedError
+        from prefect.flow_runs import resume_flow_run
+
+        with self.lock:
+            awaiting = read_awaiting(self.folder)
+            if awaiting is None:
+                raise NotWaiting(f"no flow run waits for the ratings in {self.folder}")
+            submitted = RatingsSubmitted(tiers=read_ratings(self.folder).tiers)
+            try:
+                resume_flow_run(UUID(awaiting.flow_run_id), run_input=submitted.model_dump())
+            except (NotPausedError, FlowPauseTimeout) as error:
+                raise NotWaiting(
+                    f"flow run {awaiting.flow_run_name} no longer waits ({error}); the ratings stay saved in "
+                    f"{self.folder}: run pool/build with candidates={self.folder} to pack them"
+                ) from None
+            (self.folder / AWAITING).unlink(missing_ok=True)
+        return self.state()
 
     def file(self, name: str) -> bytes | None:
         """A listed candidate's render or sketch; anything else (a path outside the folder) is not served."""
@@ -107,6 +152,8 @@ def make_server(desk: RatingDesk, port: int = 8765) -> ThreadingHTTPServer:
                     return self.send_json(200, desk.rate(body["id"], body["tier"]))
                 if self.path == "/undo":
                     return self.send_json(200, desk.undo())
+                if self.path == "/finish":
+                    return self.send_json(200, desk.finish())
             except (KeyError, ValueError) as error:
                 return self.send_json(400, {"error": str(error)})
             self.send_json(404, {"error": "not found"})
