@@ -141,6 +141,28 @@ class TrainingSettings(BaseModel):
         return self
 
 
+class RepaintSettings(BaseModel):
+    """Multi-turn episodes: the policy paints, sees an observation of the picture, and paints again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turns: int = Field(
+        default=2, ge=1, description="Paintings an episode allows; it ends sooner when the policy stops calling paint."
+    )
+    reward: Literal["final", "improvement"] = Field(
+        default="final",
+        description="The episode's reward: 'final' = the last painting's composite reward; 'improvement' = that "
+        "plus improvement_weight x (last - first).",
+    )
+    improvement_weight: float = Field(
+        default=0.5, ge=0, description="Weight of the last painting's gain over the first ('improvement' reward)."
+    )
+    vision: bool = Field(
+        default=False,
+        description="Return the rendered PNG as an image content block with the text observation (a VLM policy).",
+    )
+
+
 class RunConfig(BaseModel):
     """Everything one training run needs, resolved and validated once."""
 
@@ -154,6 +176,11 @@ class RunConfig(BaseModel):
     render: RenderSettings = Field(default_factory=RenderSettings, description="Rendering for the reward.")
     pool_dir: Path | None = Field(default=None, description="Reference pool directory; None = the bundled pool.")
     training: TrainingSettings = Field(default_factory=TrainingSettings, description="GRPO settings.")
+    repaint: RepaintSettings | None = Field(
+        default=None,
+        description="Multi-turn repaint episodes through TRL's environment API (docs/repaint.md); None = one "
+        "painting per rollout.",
+    )
     run_dir: Path = Field(
         default_factory=lambda data: Path("runs") / data["name"], description="Where the run lives; runs/<name>."
     )
