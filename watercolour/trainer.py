@@ -189,6 +189,11 @@ def build_trainer(
     if not torch.cuda.is_available():
         set_cpu_threads()
     store = RolloutStore(run_dir, training.num_generations, preset=config.name)
+    if config.openenv is not None:
+        # The OpenEnv server is where the work spreads out: a Prefect fan-out on top would only add a hop.
+        from openenv_painting.reward import OpenEnvReward
+
+        make_reward = OpenEnvReward
     reward = make_reward(config, run_dir, store.record_batch)
     model: Any = resolve_model(training.model)
     tokenizer: Any = None
