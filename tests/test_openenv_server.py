@@ -21,7 +21,7 @@ from openenv_painting.client import AtCapacity, PaintingClient
 from openenv_painting.models import PaintAction
 from openenv_painting.server.app import ServerSettings, SettingsMismatch, serving
 from watercolour.config import OpenEnvSettings, load_config
-from watercolour.service_health import ServiceDown, probe_environment
+from watercolour.service_health import ServiceDown, probe_environment, services_to_check
 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -115,8 +115,12 @@ def test_an_oversized_frame_closes_only_its_own_socket_and_an_oversized_body_get
     assert result.observation.passed is False
 
 
-def test_the_health_check_finds_the_painting_server_and_names_the_fix_when_it_is_down(server):
-    assert "painting environment up" in probe_environment(OpenEnvSettings(url=server))
+def test_the_health_check_finds_the_painting_server_and_names_the_fix_when_it_is_down(server, tmp_path):
+    from tasks.health import check_environment
+
+    config = load_config("offline", {"run_dir": str(tmp_path), "openenv.url": server})
+    assert services_to_check(config) == ["environment"], "the server does the scoring: it is what the run calls"
+    assert "painting environment up (0/2 sessions open)" == check_environment.fn(config)
     with pytest.raises(ServiceDown, match="unreachable"):
         probe_environment(OpenEnvSettings(url="http://127.0.0.1:9"))
 
