@@ -27,6 +27,7 @@ from watercolour.service_health import ServiceDown, probe_environment, services_
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SKETCHES = Path(__file__).resolve().parents[1] / "bench" / "sketches"
+GATE = Path(__file__).resolve().parents[1] / "watercolour" / "fixtures" / "gate"
 PROMPT = [{"role": "user", "content": "Paint a peach hibiscus."}]
 
 
@@ -155,3 +156,32 @@ def wait_for_sessions(url: str, active: int, within_s: float) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+def test_a_two_painting_episode_through_the_server_matches_the_in_process_episode(server, tmp_path):
+    from openenv_painting.remote_env import RemotePaintingEnv
+    from rewards.scoring_engine import ScoringEngine
+    from watercolour.config import RepaintSettings
+    from watercolour.painting_env import PaintingEnv
+
+    sketches = [(SKETCHES / "rose_cosmos.js").read_text(), (GATE / "bare_ellipse.js").read_text()]
+    config = offline_config(tmp_path)
+    settings = RepaintSettings()
+
+    async def episode(env):
+        opening = env.reset(prompt=PROMPT)
+        texts = [await env.paint(sketch) for sketch in sketches]
+        return opening, texts, env.reward
+
+    async def in_process():
+        engine = ScoringEngine(config, tmp_path)
+        try:
+            return await episode(PaintingEnv(engine, settings, step=lambda: 2))
+        finally:
+            await engine.aclose()
+
+    local = asyncio.run(in_process())
+    remote_env = RemotePaintingEnv(OpenEnvSettings(url=server), settings, step=lambda: 2)
+    remote = asyncio.run(episode(remote_env))
+    assert remote == local
+    assert remote_env.rewards[1] == 0.0 and remote_env.rewards[0] > 0, "a good painting, then a refused one"
