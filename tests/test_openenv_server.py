@@ -98,6 +98,8 @@ def test_malformed_messages_are_answered_with_errors_and_the_session_lives_on(se
         assert exchange(connection, extra)["data"]["code"] == "VALIDATION_ERROR"
         bad_step = exchange(connection, {"type": "reset", "data": {"step": "two"}})
         assert bad_step["data"]["code"] == "EXECUTION_ERROR" and "step must be" in bad_step["data"]["message"]
+        bad_pictures = exchange(connection, {"type": "reset", "data": {"pictures": "false"}})
+        assert "pictures must be true or false" in bad_pictures["data"]["message"]
         assert exchange(connection, {"type": "launch"})["data"]["code"] == "UNKNOWN_TYPE"
         assert exchange(connection, {"type": "reset", "data": {"prompt": PROMPT}})["type"] == "observation"
         painted = exchange(connection, {"type": "step", "data": {"sketch": "no sketch here"}})

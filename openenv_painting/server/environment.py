@@ -49,15 +49,18 @@ class PaintingEnvironment(Environment[PaintAction, PaintObservation, PaintState]
         pictures: bool = False,
         **_: Any,
     ) -> PaintObservation:
-        """Start an episode. `prompt` and `step` seed the judge's references exactly as in-process training
-        does (`rewards.composite.group_seed`); `pictures` asks for each painting's PNG in the observation. `seed` is unused: a render's
-        seed is the run's (`render.seed`), the same for every session."""
+        """Start an episode. `prompt` and `step` seed the judge's references exactly as in-process training does
+        (`rewards.composite.group_seed`); `pictures` asks for each painting's PNG in the observation. `seed` is
+        unused: a render's seed is the run's (`render.seed`), the same for every session; other keys (a dataset
+        row's columns) are ignored."""
         self._check_open()
         if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 0):
             raise ValueError(f"step must be a non-negative integer or null, got {step!r}")
+        if not isinstance(pictures, bool):
+            raise ValueError(f"pictures must be true or false, got {pictures!r}")
         self._rollout_step = step
         text = self._episode.reset(prompt=prompt)
-        self._pictures = bool(pictures)
+        self._pictures = pictures
         self._state = PaintState(
             episode_id=episode_id,
             turns=self._settings.turns,
