@@ -228,6 +228,7 @@ def summary(mode: str, steps: list[Step], wall_s: float, server: Server, session
         "peak_mb": round(server.peak_mb),
         "own_sketch": own,
         "distinct_pictures": len(set(pictures.values())) == len(pictures) and None not in pictures.values(),
+        "good_refused": f"{sum(bool(s.violations) for s in good)}/{len(good)}",
         "max_good_render_s": round(max((s.render_ms or 0) for s in good) / 1000, 1) if good else None,
         "max_hostile_render_s": round(max((s.render_ms or 0) for s in hostile) / 1000, 1) if hostile else None,
         "hostile_ended_by": sorted({v for s in hostile for v in s.violations}),
@@ -243,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--killed", type=int, default=4)
     parser.add_argument("--browsers", type=int, default=1)
     parser.add_argument("--pages", type=int, default=2)
-    parser.add_argument("--deadline-s", type=float, default=15.0)
+    parser.add_argument("--deadline-s", type=float, default=30.0)
     parser.add_argument("--json", type=Path, help="Also write the rows here.")
     args = parser.parse_args(argv)
 

@@ -57,6 +57,7 @@ class ServerSettings(BaseModel):
 
 # uvicorn binds and starts the app's lifespan in well under a second; a minute means it will not.
 STARTUP_TIMEOUT_S = 60.0
+GRACEFUL_SHUTDOWN_S = 10.0
 # What a step may spend on the offline or remote service terms after its render (remote ones retry).
 SERVICE_MARGIN_S = 60.0
 
@@ -170,6 +171,8 @@ def uvicorn_config(app: Any, settings: ServerSettings) -> Any:
         ws_max_size=settings.max_message_bytes,
         log_level="warning",
         lifespan="on",
+        # Open sessions would hold a shutdown forever; a step in flight gets this long to answer.
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
 
 
