@@ -57,7 +57,7 @@ class ServerSettings(BaseModel):
 
 # uvicorn binds and starts the app's lifespan in well under a second; a minute means it will not.
 STARTUP_TIMEOUT_S = 60.0
-GRACEFUL_SHUTDOWN_S = 10.0
+GRACEFUL_SHUTDOWN_S = 10
 # What a step may spend on the offline or remote service terms after its render (remote ones retry).
 SERVICE_MARGIN_S = 60.0
 
