@@ -187,3 +187,17 @@ def test_a_two_painting_episode_through_the_server_matches_the_in_process_episod
     remote = asyncio.run(episode(remote_env))
     assert remote == local
     assert remote_env.rewards[1] == 0.0 and remote_env.rewards[0] > 0, "a good painting, then a refused one"
+
+
+def test_the_mcp_route_cannot_paint_and_its_sessions_count_against_the_cap(server):
+    def rpc(method, **params):
+        return httpx.post(f"{server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
+
+    painted = rpc("tools/call", name="paint", arguments={"sketch": "function setup() {}"})
+    assert painted["error"]["message"] == "Environment does not support MCP"
+    assert httpx.get(f"{server}/sessions").json()["active"] == 0, "no episode was built outside the cap"
+    opened = [rpc("openenv/session/create") for _ in range(3)]
+    assert [("result" in reply) for reply in opened] == [True, True, False]
+    assert "at capacity" in opened[2]["error"]["message"]
+    for reply in opened[:2]:
+        assert rpc("openenv/session/close", session_id=reply["result"]["session_id"])["result"]["closed"]
