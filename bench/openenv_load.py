@@ -101,7 +101,10 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, "-m", "openenv_painting.server.app", "--port", str(self.port)]
         command += ["--max-sessions", str(max_sessions), "--preset", "offline", f"run_dir={run_dir}", *overrides]
-        self.process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        # A session of its own: a signal meant for this benchmark's terminal never reaches the server mid-run.
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True
+        )
         self.peak_mb = 0.0
         self._sampling = True
         deadline = time.monotonic() + SERVER_START_S
@@ -203,15 +206,22 @@ def start_killed_clients(url: str, count: int) -> list[subprocess.Popen]:
 
 async def load(url: str, plans: dict[int, list[tuple[str, str]]], at_once: bool) -> list[Step]:
     if at_once:
-        done = await asyncio.gather(*(run_session(url, session, plan) for session, plan in plans.items()))
-        return [step for steps in done for step in steps]
+        done = await asyncio.gather(
+            *(run_session(url, session, plan) for session, plan in plans.items()), return_exceptions=True
+        )
+        for session, outcome in zip(plans, done, strict=True):
+            if isinstance(outcome, BaseException):  # reported in the table, never hidden
+                print(f"session {session} failed: {type(outcome).__name__}: {outcome}", file=sys.stderr)
+        return [step for steps in done if not isinstance(steps, BaseException) for step in steps]
     steps = []
     for session, plan in plans.items():
         steps += await run_session(url, session, plan)
     return steps
 
 
-def summary(mode: str, steps: list[Step], wall_s: float, server: Server, sessions: int, deadline_s: float) -> dict:
+def summary(
+    mode: str, steps: list[Step], wall_s: float, server: Server, sessions: int, steps_each: int, deadline_s: float
+) -> dict:
     latencies = sorted(step.latency_s for step in steps)
     good = [step for step in steps if step.kind == "good"]
     hostile = [step for step in steps if step.kind == "hostile"]
@@ -221,6 +231,7 @@ def summary(mode: str, steps: list[Step], wall_s: float, server: Server, session
         "mode": mode,
         "sessions": sessions,
         "steps": len(steps),
+        "steps_failed": sessions * steps_each - len(steps),
         "wall_s": round(wall_s, 1),
         "steps_per_min": round(60 * len(steps) / wall_s, 1),
         "p50_s": round(statistics.median(latencies), 2),
@@ -263,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         start_killed_clients(concurrent.url, args.killed)
         started = time.perf_counter()
         steps = asyncio.run(load(concurrent.url, plans, at_once=True))
-        row = summary("concurrent", steps, time.perf_counter() - started, concurrent, args.sessions, args.deadline_s)
+        wall_s = time.perf_counter() - started
+        row = summary("concurrent", steps, wall_s, concurrent, args.sessions, args.steps, args.deadline_s)
         row["left_open_after"] = concurrent.active_sessions()
         rows.append(row)
     finally:
@@ -274,9 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         started = time.perf_counter()
         baseline = asyncio.run(load(one.url, sequential_plans, at_once=False))
-        row = summary(
-            "one-at-a-time", baseline, time.perf_counter() - started, one, len(sequential_plans), args.deadline_s
-        )
+        wall_s = time.perf_counter() - started
+        row = summary("one-at-a-time", baseline, wall_s, one, len(sequential_plans), args.steps, args.deadline_s)
         row["left_open_after"] = one.active_sessions()
         rows.append(row)
     finally:
@@ -290,7 +301,13 @@ def main(argv: list[str] | None = None) -> int:
     print_table(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
-    ok = rows[0]["own_sketch"] and rows[0]["distinct_pictures"] and all(same) and rows[0]["left_open_after"] == 0
+    ok = (
+        rows[0]["steps_failed"] == 0
+        and rows[0]["own_sketch"]
+        and rows[0]["distinct_pictures"]
+        and all(same)
+        and rows[0]["left_open_after"] == 0
+    )
     return 0 if ok else 1
 
 
