@@ -5,7 +5,7 @@ into tools, so there are the same two: `reset(**columns) -> str` and the `paint(
 `RemoteEpisodeFactory` that of `EpisodeFactory`, so a trainer swaps one for the other when `RunConfig.openenv` is
 set. `reset` answers at once with the instructions (`painting_env.instructions`, the text the in-process episode
 gives) and the session opens on the first painting, on the loop TRL runs its tools on; a server allowing another
-number of turns than the run is refused there. One session per episode: the next `reset` closes it.
+number of turns than the run is refused there. One session per episode, closed after its last painting (or at the next `reset`).
 """
 
 from __future__ import annotations
@@ -72,6 +72,9 @@ class RemotePaintingEnv:
         if observation.turn_reward is not None or observation.parts is not None:
             self._rewards.append(observation.turn_reward)
             self._reward = observation.reward
+        if result.done:  # the last painting allowed: give the server its slot back now
+            await self._client.close()
+            self._client = None
         return observation.text
 
     @property

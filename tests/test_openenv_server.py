@@ -193,6 +193,7 @@ def test_the_mcp_route_cannot_paint_and_its_sessions_count_against_the_cap(serve
     def rpc(method, **params):
         return httpx.post(f"{server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
 
+    assert httpx.get(f"{server}/sessions").json()["active"] == 0, "every earlier session was given back"
     painted = rpc("tools/call", name="paint", arguments={"sketch": "function setup() {}"})
     assert painted["error"]["message"] == "Environment does not support MCP"
     assert httpx.get(f"{server}/sessions").json()["active"] == 0, "no episode was built outside the cap"
