@@ -7,7 +7,7 @@ import asyncio
 from prefect import task
 
 from watercolour.config import RunConfig
-from watercolour.service_health import ping_judge, services_to_check, wait_for_scorer
+from watercolour.service_health import ping_judge, probe_environment, services_to_check, wait_for_scorer
 from watercolour.space_control import SpaceSettings
 
 
@@ -21,9 +21,21 @@ def check_scorer(config: RunConfig, space: SpaceSettings | None) -> str:
     return wait_for_scorer(config, space)
 
 
+@task(retries=2, retry_delay_seconds=[5, 20])
+def check_environment(config: RunConfig) -> str:
+    assert config.openenv is not None
+    return probe_environment(config.openenv)
+
+
 def check_services(config: RunConfig, space: SpaceSettings | None) -> dict[str, str]:
     """Run the checks this configuration needs (inside a flow: each is a task); report every service."""
-    report = {name: "offline or weight 0: not called" for name in ("scorer", "judge")}
+    elsewhere = "scored by the OpenEnv server" if config.openenv is not None else "offline or weight 0: not called"
+    report = {name: elsewhere for name in ("scorer", "judge")}
     for service in services_to_check(config):
-        report[service] = check_scorer(config, space) if service == "scorer" else check_judge(config)
+        if service == "scorer":
+            report[service] = check_scorer(config, space)
+        elif service == "judge":
+            report[service] = check_judge(config)
+        else:
+            report[service] = check_environment(config)
     return report

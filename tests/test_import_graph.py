@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("watercolour", "renderers", "rewards", "tasks", "flows", "deployments")
+PACKAGES = ("watercolour", "renderers", "rewards", "tasks", "flows", "deployments", "openenv_painting")
 
 
 def module_name(path: Path) -> str:

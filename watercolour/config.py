@@ -152,6 +152,46 @@ class TrainingSettings(BaseModel):
         return self
 
 
+class RepaintSettings(BaseModel):
+    """Multi-turn episodes: the policy paints, sees an observation of the picture, and paints again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turns: int = Field(
+        default=2, ge=1, description="Paintings an episode allows; it ends sooner when the policy stops calling paint."
+    )
+    reward: Literal["final", "improvement"] = Field(
+        default="final",
+        description="The episode's reward: 'final' = the last painting's composite reward; 'improvement' = that "
+        "plus improvement_weight x (last - first).",
+    )
+    improvement_weight: float = Field(
+        default=0.5, ge=0, description="Weight of the last painting's gain over the first ('improvement' reward)."
+    )
+    vision: bool = Field(
+        default=False,
+        description="Return the rendered PNG as an image content block with the text observation (a VLM policy).",
+    )
+
+
+class OpenEnvSettings(BaseModel):
+    """Score through the painting environment served over OpenEnv (openenv_painting/, docs/openenv.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="The server's base URL (http(s):// or ws(s)://), e.g. http://127.0.0.1:8000.")
+    max_sessions: int = Field(
+        default=16, ge=1, description="Sessions this trainer holds open at once (the server has its own cap)."
+    )
+    message_timeout_s: float = Field(
+        default=600.0, gt=0, description="How long one reset or painting may take, queueing on the server included."
+    )
+    attempts: int = Field(
+        default=3, ge=1, description="Tries per rollout when the server is unreachable or at capacity."
+    )
+    backoff_s: float = Field(default=2.0, gt=0, description="Base of the jittered exponential backoff between tries.")
+
+
 class RunConfig(BaseModel):
     """Everything one training run needs, resolved and validated once."""
 
@@ -170,6 +210,16 @@ class RunConfig(BaseModel):
         "a resumed run whose pool_dir now holds another revision is refused.",
     )
     training: TrainingSettings = Field(default_factory=TrainingSettings, description="GRPO settings.")
+    repaint: RepaintSettings | None = Field(
+        default=None,
+        description="Multi-turn repaint episodes through TRL's environment API (docs/repaint.md); None = one "
+        "painting per rollout.",
+    )
+    openenv: OpenEnvSettings | None = Field(
+        default=None,
+        description="None = score in process; set (openenv.url=http://host:8000) = every rollout is painted and "
+        "scored by the OpenEnv painting server, one session per rollout, with the same rewards for the same seeds.",
+    )
     run_dir: Path = Field(
         default_factory=lambda data: Path("runs") / data["name"], description="Where the run lives; runs/<name>."
     )

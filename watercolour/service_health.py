@@ -18,7 +18,7 @@ from rewards.judge_protocol import JudgeSettings
 
 
 if TYPE_CHECKING:
-    from watercolour.config import RunConfig
+    from watercolour.config import OpenEnvSettings, RunConfig
     from watercolour.space_control import SpaceSettings
 
 
@@ -31,7 +31,10 @@ class ServiceDown(RuntimeError):
 
 
 def services_to_check(config: RunConfig) -> list[str]:
-    """The remote services this configuration will call: 'scorer', 'judge', both or neither."""
+    """The remote services this configuration will call: 'scorer', 'judge', 'environment' (the OpenEnv painting
+    server, which then does the scoring: the scorer and judge it calls are its own to check)."""
+    if config.openenv is not None:
+        return ["environment"]
     services = []
     if config.weights.aesthetic > 0 and config.aesthetic.backend != "offline":
         services.append("scorer")
@@ -77,3 +80,31 @@ def wait_for_scorer(config: RunConfig, space: SpaceSettings | None) -> str:
     timeout_s = space.load_timeout_s if space is not None else 600.0
     waited = wait_until_loaded(config.aesthetic.url.rstrip("/") + "/health", timeout_s, poll_s)
     return f"scorer loaded (Space {found}, waited {waited:.0f} s)"
+
+
+def probe_environment(settings: OpenEnvSettings, timeout_s: float = JUDGE_PING_TIMEOUT_S) -> str:
+    """The OpenEnv painting server answers /health, serves the painting action (a `sketch`) and has a free session."""
+    base = settings.url.replace("ws://", "http://", 1).replace("wss://", "https://", 1).rstrip("/")
+    try:
+        with httpx.Client(timeout=timeout_s) as client:
+            health = client.get(f"{base}/health")
+            schema = client.get(f"{base}/schema")
+            sessions = client.get(f"{base}/sessions")
+    except httpx.TransportError as error:
+        raise ServiceDown(
+            f"the OpenEnv server at {base} is unreachable ({type(error).__name__}): start it "
+            "(python -m openenv_painting.server.app) or check openenv.url"
+        ) from None
+    if health.status_code != 200 or health.json().get("status") != "healthy":
+        raise ServiceDown(
+            f"the OpenEnv server at {base} is not healthy: HTTP {health.status_code} {health.text[:200]}"
+        )
+    properties = schema.json().get("action", {}).get("properties", {}) if schema.status_code == 200 else {}
+    if "sketch" not in properties:
+        raise ServiceDown(f"{base} is an OpenEnv server, but not of the painting environment (no 'sketch' action)")
+    if sessions.status_code != 200:
+        raise ServiceDown(f"{base}/sessions answered HTTP {sessions.status_code}: is it the painting server?")
+    open_now, cap = sessions.json()["active"], sessions.json()["max"]
+    if open_now >= cap:
+        raise ServiceDown(f"the OpenEnv server at {base} is at capacity ({open_now}/{cap} sessions)")
+    return f"painting environment up ({open_now}/{cap} sessions open)"

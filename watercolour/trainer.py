@@ -229,6 +229,11 @@ def build_trainer(
     args = grpo_args(config, run_dir)  # sets up the process group under `accelerate launch`
     store = RolloutStore(run_dir, training.num_generations, preset=config.name, pool_revision=config.pool_revision)
     slices = ScoredSlices() if args.world_size > 1 else None
+    if config.openenv is not None:
+        # The OpenEnv server is where the work spreads out: a Prefect fan-out on top would only add a hop.
+        from openenv_painting.reward import OpenEnvReward
+
+        make_reward = OpenEnvReward
     reward = make_reward(per_process_config(config, args.world_size), run_dir, slices or store.record_batch)
     model: Any = resolve_model(training.model)
     tokenizer: Any = None

@@ -1,0 +1,126 @@
+"""One OpenEnv session: a repaint episode (`watercolour.painting_env.PaintingEnv`) over the server's one engine.
+
+The OpenEnv server builds one `PaintingEnvironment` per WebSocket session, from `SessionFactory`. Every session
+shares the process's `ScoringEngine` (one browser pool, one content cache, one set of service clients) and owns
+nothing else but its episode, so a session can only ever be told about its own paintings. `step_async` runs on
+the server's event loop, where the engine lives: sessions painting at once are gathered there and bounded by the
+render pool, and a hostile sketch costs its own page at most the render deadline.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from typing import Any
+
+from openenv.core.env_server.interfaces import Environment
+
+from openenv_painting.models import PaintAction, PaintObservation, PaintState
+from rewards.composite import group_seed
+from rewards.scoring_engine import ScoringEngine
+from watercolour.config import RepaintSettings
+from watercolour.painting_env import PaintingEnv, Turn
+
+
+class SessionClosed(RuntimeError):
+    """The session was closed (its client left, or it sat idle past the session timeout) and cannot paint."""
+
+
+class PaintingEnvironment(Environment[PaintAction, PaintObservation, PaintState]):
+    """A repaint episode for one session: `reset` starts it, each `step` paints once."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, engine: ScoringEngine, settings: RepaintSettings) -> None:
+        super().__init__()
+        self._settings = settings
+        self._rollout_step: int | None = None
+        self._episode = PaintingEnv(engine, settings, step=lambda: self._rollout_step)
+        self._state = PaintState(turns=settings.turns)
+        self._pictures = False
+        self._closed = False
+
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        prompt: Any = None,
+        step: int | None = None,
+        pictures: bool = False,
+        **_: Any,
+    ) -> PaintObservation:
+        """Start an episode. `prompt` and `step` seed the judge's references exactly as in-process training does
+        (`rewards.composite.group_seed`); `pictures` asks for each painting's PNG in the observation. `seed` is
+        unused: a render's seed is the run's (`render.seed`), the same for every session; other keys (a dataset
+        row's columns) are ignored."""
+        self._check_open()
+        if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 0):
+            raise ValueError(f"step must be a non-negative integer or null, got {step!r}")
+        if not isinstance(pictures, bool):
+            raise ValueError(f"pictures must be true or false, got {pictures!r}")
+        self._rollout_step = step
+        text = self._episode.reset(prompt=prompt)
+        self._pictures = pictures
+        self._state = PaintState(
+            episode_id=episode_id,
+            turns=self._settings.turns,
+            group_seed=group_seed(prompt, step),
+            rollout_step=step,
+        )
+        return PaintObservation(text=text.strip(), turns=self._settings.turns)
+
+    def step(self, action: PaintAction, timeout_s: float | None = None, **kwargs: Any) -> PaintObservation:
+        raise NotImplementedError("the painting environment paints on the server's loop: the server calls step_async")
+
+    async def step_async(self, action: PaintAction, timeout_s: float | None = None, **kwargs: Any) -> PaintObservation:
+        """Paint `action.sketch` once and observe it; the episode is done after its last allowed painting."""
+        self._check_open()
+        before = len(self._episode.turns)
+        text = await self._episode.paint(action.sketch)
+        turns = self._episode.turns
+        if len(turns) == before:  # no paintings left: the episode's answer, nothing scored
+            return self._observation(str(text), None)
+        turn = turns[-1]
+        self._state.turn = len(turns)
+        self._state.step_count = len(turns)
+        self._state.rewards = [painted.parts.reward for painted in turns]
+        self._state.reward = self._episode.reward
+        return self._observation(turn.observation.text(), turn)
+
+    def _observation(self, text: str, turn: Turn | None) -> PaintObservation:
+        painted = len(self._episode.turns)
+        png = turn.observation.png if turn is not None else None
+        return PaintObservation(
+            text=text,
+            turn=painted,
+            turns=self._settings.turns,
+            done=painted >= self._settings.turns,
+            reward=self._episode.reward if painted else None,
+            passed=turn.parts.passed if turn is not None else None,
+            turn_reward=turn.parts.reward if turn is not None else None,
+            picture_sha256=hashlib.sha256(png).hexdigest() if png is not None else None,
+            picture_png=base64.b64encode(png).decode() if png is not None and self._pictures else None,
+            parts=turn.parts.model_dump(mode="json", exclude={"verdict": {"render": {"png"}}}) if turn else None,
+        )
+
+    @property
+    def state(self) -> PaintState:
+        return self._state
+
+    def close(self) -> None:
+        self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionClosed("this session was closed (idle past the session timeout): open a new session")
+
+
+class SessionFactory:
+    """What the OpenEnv server calls once per session: a new episode on the one shared engine."""
+
+    def __init__(self, engine: ScoringEngine, settings: RepaintSettings) -> None:
+        self.engine = engine
+        self.settings = settings
+
+    def __call__(self) -> PaintingEnvironment:
+        return PaintingEnvironment(self.engine, self.settings)
