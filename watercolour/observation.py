@@ -19,7 +19,8 @@ from PIL import Image
 from pydantic import BaseModel, Field
 
 from renderers.coverage import PAINT_THRESHOLD, paper_colour
-from rewards.offline_aesthetic import ANALYSIS_SIZE, image_features
+from rewards.offline_aesthetic import image_features
+from rewards.pixels import ANALYSIS_SIZE
 from watercolour.records import GateVerdict, RewardParts
 
 
