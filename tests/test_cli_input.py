@@ -90,6 +90,7 @@ CASES = [
     (["pool", "calibrate", "--paintings", "empty", "--out", "empty"], "is a folder; name a file"),
     (["pool", "refresh", "--pool", "afile"], "afile is a file"),
     (["demo", "--out", "afile"], "afile is a file"),
+    (["demo", "--set", "training.num_generationz=16"], "did you mean training.num_generations"),
     (["score", "nowhere.js", "--preset", "offline"], "no such file: nowhere.js"),
     (["score", "s.js", "--preset", "nope"], "unknown preset 'nope'"),
     (["score", "s.js", "--preset", "offline", "--scorer-url", "localhost:8000"], "not an http(s) URL"),
