@@ -111,3 +111,15 @@ def test_the_episode_reward_is_the_final_painting_or_final_plus_weighted_improve
     )
     assert episode_reward([0.3, None], RepaintSettings()) is None
     assert episode_reward([], RepaintSettings()) == 0.0
+
+
+async def test_calls_of_one_reply_run_at_once_and_still_keep_to_the_turn_limit(
+    tmp_path: Path, browser_pool, flower_sketch: str
+) -> None:
+    import asyncio
+
+    env = PaintingEnv(engine(tmp_path, browser_pool), RepaintSettings(turns=2))
+    env.reset(prompt="p")
+    answers = await asyncio.gather(*(env.paint(flower_sketch) for _ in range(3)))
+    assert sum("No paintings left" in answer for answer in answers) == 1
+    assert [turn.observation.turn for turn in env.turns] == [1, 2]

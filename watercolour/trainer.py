@@ -18,7 +18,7 @@ import torch
 from datasets import Dataset
 from peft import LoraConfig
 from tqdm.auto import tqdm
-from transformers import ProgressCallback, TrainerCallback
+from transformers import AutoTokenizer, ProgressCallback, TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from rewards.composite import CompositeReward
@@ -28,10 +28,13 @@ from watercolour.config import RunConfig, TrainingSettings
 from watercolour.curves import CurvesFile, curve_row, summary_line
 from watercolour.gallery import write_gallery
 from watercolour.generation import enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
+from watercolour.painting_env import EpisodeFactory
 from watercolour.policy import resolve_model, set_cpu_threads
 from watercolour.prompt import messages
+from watercolour.repaint_reward import RepaintReward, StepClock, close_episodes, episode_factory
 from watercolour.rollout_store import RolloutStore, gallery_items
 from watercolour.run_dir import CHECKPOINTS_DIR, checkpoint_step, latest_checkpoint
+from watercolour.tool_chat import use_tool_template
 
 
 ADAPTER_DIR = "adapter"
@@ -151,6 +154,8 @@ def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
         run_name=run_dir.name,
         trackio_space_id=None,
         trackio_static_space_id=False,
+        # A repaint episode's tool loop runs once per painting; the reply after the last observation is not acted on.
+        max_tool_calling_iterations=config.repaint.turns if config.repaint is not None else None,
         **grpo_kwargs(resolve(training)),
     )
 
@@ -189,7 +194,6 @@ def build_trainer(
     if not torch.cuda.is_available():
         set_cpu_threads()
     store = RolloutStore(run_dir, training.num_generations, preset=config.name)
-    reward = make_reward(config, run_dir, store.record_batch)
     model: Any = resolve_model(training.model)
     tokenizer: Any = None
     peft_config: LoraConfig | None = lora_config(training)
@@ -200,6 +204,16 @@ def build_trainer(
             training.start_adapter, trainable=True, dtype=torch.bfloat16 if bf16 else torch.float32
         )
         peft_config = None
+    callbacks: list[Any] = [CurvesCallback(CurvesFile(run_dir), echo=echo)]
+    factory: EpisodeFactory | None = None
+    if config.repaint is not None:
+        # Multi-turn episodes: the environment scores each painting; the reward function reads the episodes.
+        factory = episode_factory(config, run_dir)
+        tokenizer = use_tool_template(tokenizer or AutoTokenizer.from_pretrained(model))
+        reward: Any = RepaintReward(factory, store)
+        callbacks.append(StepClock(factory))
+    else:
+        reward = make_reward(config, run_dir, store.record_batch)
     # TRL's annotation predates async reward functions; it gathers them all the same.
     reward_funcs: list[Any] = [reward]
     trainer = TimedGRPOTrainer(
@@ -209,7 +223,8 @@ def build_trainer(
         train_dataset=prompt_dataset(training),
         processing_class=tokenizer,
         peft_config=peft_config,
-        callbacks=[CurvesCallback(CurvesFile(run_dir), echo=echo)],
+        callbacks=callbacks,
+        environment_factory=factory,
     )
     enable_compile(trainer, resolve(training))
     trainer.remove_callback(ProgressCallback)
@@ -224,6 +239,8 @@ def close_reward(trainer: GRPOTrainer) -> None:
     for reward in trainer.reward_funcs:
         if isinstance(reward, CompositeReward):
             asyncio.run_coroutine_threadsafe(reward.aclose(), trainer.async_loop).result()
+        elif isinstance(reward, RepaintReward):
+            close_episodes(reward.factory, trainer.async_loop)
 
 
 def prepare_run_dir(run_dir: Path, resume: bool) -> Path | None:
@@ -252,6 +269,11 @@ def train(
     assert config.run_dir is not None, "RunConfig resolves run_dir when it is built"
     run_dir = Path(config.run_dir)
     checkpoint = prepare_run_dir(run_dir, resume)
+    repaint = config.repaint
+    if repaint is not None and repaint.warm_start_examples and config.training.start_adapter is None:
+        from watercolour.warmstart import repaint_warm_start
+
+        config = repaint_warm_start(config, run_dir)
     config.save(run_dir / "config.yaml")
     trainer = build_trainer(config, run_dir, echo=echo, make_reward=make_reward)
     try:
