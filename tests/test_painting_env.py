@@ -123,3 +123,14 @@ async def test_calls_of_one_reply_run_at_once_and_still_keep_to_the_turn_limit(
     answers = await asyncio.gather(*(env.paint(flower_sketch) for _ in range(3)))
     assert sum("No paintings left" in answer for answer in answers) == 1
     assert [turn.observation.turn for turn in env.turns] == [1, 2]
+
+
+async def test_a_vision_policy_gets_the_rendered_picture_as_an_image_block(
+    tmp_path: Path, browser_pool, flower_sketch: str
+) -> None:
+    env = PaintingEnv(engine(tmp_path, browser_pool), RepaintSettings(vision=True))
+    env.reset(prompt="p")
+    image, text = await env.paint(flower_sketch)
+    assert isinstance(image, dict) and isinstance(text, dict)
+    assert image["type"] == "image" and image["image"].size == (600, 600)
+    assert text["type"] == "text" and text["text"].startswith("Painting 1 of 2.")
