@@ -61,10 +61,18 @@ class CompositeReward:
         self.on_scored = on_scored
         self.engine = ScoringEngine(config, run_dir, pool=pool, clients=clients)
 
+    def scored_text(self, completion: Any) -> str:
+        """The text the engine scores for a completion (TRL's message list or a plain string)."""
+        return completion_text(completion)
+
+    async def prefetch(self, completion: Any) -> None:
+        """Render a finished completion ahead of the batch's call (`watercolour.early_scoring`)."""
+        await self.engine.prefetch(self.scored_text(completion))
+
     async def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
         step = rollout_step(kwargs.get("trainer_state"))
         seeds = group_seeds(prompts, step, kwargs)
-        parts = await self.engine.score([completion_text(c) for c in completions], seeds, step)
+        parts = await self.engine.score([self.scored_text(c) for c in completions], seeds, step)
         if self.on_scored is not None:
             self.on_scored(prompts, completions, parts, kwargs)
         if "log_metric" in kwargs:

@@ -195,6 +195,21 @@ class ScoringEngine:
         (parts,) = await self.score([completion], [seed], step)
         return parts
 
+    async def prefetch(self, completion: str) -> None:
+        """Gate and render `completion` into the cache ahead of its `score` (rewards.early_scoring).
+
+        Records nothing: a failure here is left for `score` to meet again, with its retries and dead letter.
+        """
+        from renderers import RendererUnavailable
+        from rewards.gate import gate
+
+        await self.start()
+        assert self._clients is not None
+        try:
+            await gate(completion, self._clients.renderer, self.config.render.seed, self.config.gate)
+        except RendererUnavailable:
+            return
+
     def _blank(self, backends: dict[str, str]) -> RewardParts:
         terms = {term.name: (0.0 if not term.is_service else None) for term in TERMS.values()}
         return RewardParts(reward=None, terms=terms, weights=dict(self.weights), backends=backends)

@@ -43,3 +43,54 @@ def test_bench_runs_both_paths_and_checks(tmp_path: Path, monkeypatch: pytest.Mo
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(600)
+def test_real_scoring_cell_renders_pool_sketches_and_alternates_early_scoring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.gpu import __main__ as bench_main
+
+    monkeypatch.setitem(shapes.SHAPES, "tiny", TINY)
+    monkeypatch.setitem(bench_main.RENDER, "real", {"browsers": 1, "pages_per_browser": 2})
+    main(
+        ["--shapes", "tiny", "--generations", "2", "--max-len", "8", "--micro-batch", "1", "--fast-steps", "3"]
+        + ["--paths", "fast", "--scoring", "real", "--no-check"]
+    )
+    rows = [json.loads(line) for line in (Path("bench-gpu-out") / "bench_gpu.jsonl").read_text().splitlines()]
+    steps = [row for row in rows if "step" in row]
+    assert [(row["step"], row["early_scoring"]) for row in steps] == [(1, False), (2, True), (3, False)]
+    # Rows end at drawn lengths between half the budget and the budget, not all at the budget.
+    assert all(2 * 4 <= row["tokens"] <= 2 * 8 for row in steps)
+    table = (Path("bench-gpu-out") / "bench_gpu.md").read_text()
+    assert "| tiny | 2 x 8 | early | 1 |" in table and "| tiny | 2 x 8 | after generation | 1 |" in table
+
+
+def test_forced_lengths_end_each_row_at_its_drawn_length() -> None:
+    import torch
+
+    from bench.gpu.scoring import ForcedLengths
+
+    processor = ForcedLengths(eos_token_id=3, budget=10, rows=4, seed=7)
+    assert all(5 <= length <= 10 for length in processor.lengths)
+    ids = torch.zeros((4, 20), dtype=torch.long)  # a 20-token prompt
+    ended = [None] * 4
+    for generated in range(10):
+        scores = processor(ids, torch.zeros((4, 16)))
+        for row in range(4):
+            if ended[row] is None and scores[row].argmax().item() == 3 and torch.isinf(scores[row, 0]):
+                ended[row] = generated + 1
+        ids = torch.cat([ids, torch.zeros((4, 1), dtype=torch.long)], dim=1)
+    assert ended == processor.lengths
+
+
+def test_pool_sketch_reward_gives_each_completion_its_own_admissible_sketch(tmp_path: Path) -> None:
+    from bench.gpu.scoring import PoolSketchReward
+    from bench.gpu.step import bench_config
+    from rewards.gate import static_check
+
+    reward = PoolSketchReward(bench_config(2, 8, 1, "fast", tmp_path), tmp_path)
+    texts = [reward.scored_text(f"random soup {n}") for n in range(20)]
+    assert len(set(texts)) == 20 and reward.scored_text("random soup 3") == texts[3]
+    assert all(static_check(text).passed for text in texts)

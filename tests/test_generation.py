@@ -16,7 +16,9 @@ from watercolour.generation import GenerationPlan, enable_compile, grpo_kwargs, 
 
 def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu() -> None:
     training = TrainingSettings()
-    assert resolve(training, cuda=True) == GenerationPlan(cache="static", compile=True, pad_multiple=64)
+    assert resolve(training, cuda=True) == GenerationPlan(
+        cache="static", compile=True, pad_multiple=64, early_scoring=True
+    )
     assert resolve(training, cuda=False) == GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
     assert grpo_kwargs(resolve(training, cuda=False)) == {"cache_implementation": None, "pad_to_multiple_of": None}
     assert grpo_kwargs(resolve(training, cuda=True)) == {"cache_implementation": "static", "pad_to_multiple_of": 64}
@@ -24,7 +26,11 @@ def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu(
 
 def test_explicit_settings_win_over_the_device() -> None:
     eager_static = TrainingSettings(generation_cache="static", generation_compile=False)
-    assert resolve(eager_static, cuda=True) == GenerationPlan(cache="static", compile=False, pad_multiple=None)
+    assert resolve(eager_static, cuda=True) == GenerationPlan(
+        cache="static", compile=False, pad_multiple=None, early_scoring=True
+    )
+    assert resolve(TrainingSettings(early_scoring=False), cuda=True).early_scoring is False
+    assert resolve(TrainingSettings(early_scoring=True), cuda=False).early_scoring is True
     default_path = TrainingSettings(generation_cache="dynamic")
     assert resolve(default_path, cuda=True).compile is False
     with pytest.raises(ValidationError, match="generation_compile needs"):

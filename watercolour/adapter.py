@@ -25,19 +25,26 @@ class AdapterLoadError(RuntimeError):
 
 
 def export_adapter(
-    trainer_or_model: Any, out_dir: Path, *, base_model: str, config_name: str = "", step: int | None = None
+    trainer_or_model: Any,
+    out_dir: Path,
+    *,
+    base_model: str,
+    config_name: str = "",
+    step: int | None = None,
+    state_dict: dict[str, Any] | None = None,
 ) -> Path:
     """Write the PEFT adapter (and the tokenizer, when a trainer is given) plus `watercolour_adapter.json`.
 
     `base_model` is the name the run was configured with (a policy name, hub id or path), so loading resolves
-    it the same way training did.
+    it the same way training did. `state_dict` is the model's full state dict when its own is sharded (FSDP:
+    `accelerator.get_state_dict` gathers it).
     """
     out_dir = Path(out_dir)
     model = getattr(trainer_or_model, "model", trainer_or_model)
     tokenizer = getattr(trainer_or_model, "processing_class", None)
     if step is None and hasattr(trainer_or_model, "state"):
         step = trainer_or_model.state.global_step
-    model.save_pretrained(out_dir)
+    model.save_pretrained(out_dir, state_dict=state_dict)
     if tokenizer is not None:
         tokenizer.save_pretrained(out_dir)
     metadata = {

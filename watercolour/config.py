@@ -69,7 +69,12 @@ class RenderSettings(BaseModel):
     )
     size: int = Field(default=600, gt=0, description="Canvas width and height in pixels the prompt asks for.")
     deadline_s: float = Field(default=30.0, gt=0, description="Hard deadline per render; the page is killed after.")
-    browsers: int = Field(default=2, ge=1, description="Warm Chromium processes in the render pool.")
+    browsers: int = Field(
+        default=2,
+        ge=1,
+        description="Warm Chromium processes in the render pool: the run's total, so each of N training processes "
+        "(accelerate/torchrun) starts max(1, browsers // N).",
+    )
     pages_per_browser: int = Field(default=2, ge=1, description="Concurrent pages (sketches) per browser.")
 
 
@@ -125,6 +130,12 @@ class TrainingSettings(BaseModel):
         ge=1,
         description="With a compiled decode step, left-pad prompts to a multiple of this many tokens, so prompts "
         "of nearby lengths share one cache shape and one compiled graph across steps (None = no padding).",
+    )
+    early_scoring: bool | None = Field(
+        default=None,
+        description="Render each completion as soon as its generation ends, while the rest of the group is still "
+        "generating, so the reward finds its picture ready. None = on with a GPU (renders use the CPUs the decode "
+        "loop leaves idle), off on CPU, where renders would take cores from generation.",
     )
     start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
     seed: int = Field(default=0, description="Seeds LoRA initialisation, sampling and data order (with resume).")

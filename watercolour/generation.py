@@ -32,6 +32,7 @@ class GenerationPlan:
     cache: str  # "dynamic" or "static"
     compile: bool
     pad_multiple: int | None
+    early_scoring: bool = False
 
 
 def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationPlan:
@@ -44,7 +45,8 @@ def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationP
     compiled = training.generation_compile if training.generation_compile is not None else cuda and cache == "static"
     # Padding exists to keep compiled shapes stable; without compilation it would only add work.
     pad_multiple = training.prompt_pad_multiple if compiled else None
-    return GenerationPlan(cache=cache, compile=compiled, pad_multiple=pad_multiple)
+    early = training.early_scoring if training.early_scoring is not None else cuda
+    return GenerationPlan(cache=cache, compile=compiled, pad_multiple=pad_multiple, early_scoring=early)
 
 
 def grpo_kwargs(plan: GenerationPlan) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,12 @@ from trl import GRPOConfig, GRPOTrainer
 
 from rewards.composite import CompositeReward
 from rewards.dead_letters import DeadLetterLog
+from rewards.scoring_engine import log_means
 from watercolour.adapter import export_adapter, load_policy
 from watercolour.config import RunConfig, TrainingSettings
 from watercolour.curves import CurvesFile, curve_row, summary_line
+from watercolour.distributed import ScoredSlices, per_process_config, process_state
+from watercolour.early_scoring import scoring_during_generation
 from watercolour.gallery import write_gallery
 from watercolour.generation import enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
 from watercolour.painting_env import EpisodeFactory
@@ -50,21 +54,47 @@ class RunDirInUse(RuntimeError):
     """A fresh run was asked for in a directory that already holds a run's checkpoints."""
 
 
+class RepaintInOneProcess(RuntimeError):
+    """Repaint episodes were asked of a multi-process run; they train in one process (docs/repaint.md)."""
+
+
+def refuse_repaint_in_processes(config: RunConfig, world_size: int) -> None:
+    """Repaint runs train in one process: its episodes record their own turns, which are not gathered."""
+    if config.repaint is not None and world_size > 1:
+        raise RepaintInOneProcess(
+            "repaint episodes train in one process (their turns are recorded by the environments, not gathered "
+            f"across processes); run it without `accelerate launch` (world size {world_size})"
+        )
+
+
 class TimedGRPOTrainer(GRPOTrainer):
     """GRPOTrainer that logs where a step's time goes: generating and scoring (the update is the rest).
 
     TRL times these phases too, but sends the timings straight to the trackers, past the callbacks that write
     the curves; wrapping its two phase methods (TRL is pinned at 1.16) puts them in the step's logs instead.
+
+    In several processes (`slices` set), scoring ends with the step's gather: every process's scored slice goes
+    to the main process, which records the whole step in the store and logs its reward metrics once
+    (`watercolour.distributed`).
     """
+
+    slices: ScoredSlices | None = None
+    store: RolloutStore | None = None
 
     def _record_time(self, name: str, started: float) -> None:
         # Runs have no eval set, so every generation belongs to a training step.
         self._metrics["train"][f"time/{name}_s"].append(time.perf_counter() - started)
 
+    # Render each completion as soon as it ends (`watercolour.early_scoring`); set from the generation plan.
+    early_scoring = False
+
     def _generate(self, prompts: list) -> Any:
         started = time.perf_counter()
         try:
-            with input_grad_hooks_paused(self.model, paused=not self.generation_config.disable_compile):
+            with (
+                input_grad_hooks_paused(self.model, paused=not self.generation_config.disable_compile),
+                scoring_during_generation(self) if self.early_scoring else nullcontext(),
+            ):
                 return super()._generate(prompts)
         finally:
             self._record_time("generate", started)
@@ -72,9 +102,25 @@ class TimedGRPOTrainer(GRPOTrainer):
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
         started = time.perf_counter()
         try:
-            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            if self.slices is not None:
+                self._record_gathered_step()
+            return rewards
         finally:
             self._record_time("score", started)
+
+    def _record_gathered_step(self) -> None:
+        assert self.slices is not None and self.store is not None
+        # What each reward logged of its own slice is dropped: TRL averages a metric over the processes that logged
+        # it, so only the main process logs, from the whole batch, and the average is its value.
+        self._pending_metrics.clear()
+        prompts, completions, parts = self.slices.gather()
+        if self.accelerator.is_main_process:
+            log_means(self._log_metric, parts)
+            # The store logs the step's rollout summary (median, best, ...) through `log_metric`.
+            self.store.record_batch(
+                prompts, completions, parts, {"trainer_state": self.state, "log_metric": self._log_metric}
+            )
 
 
 # Where the per-step summary line goes: stderr under the progress bar (True), nowhere (False), or a callable.
@@ -93,8 +139,9 @@ class CurvesCallback(TrainerCallback):
         self._step_started = time.perf_counter()
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        # The end-of-training summary (train_runtime, ...) is logged too; only step logs carry a reward.
-        if not logs or "reward" not in logs:
+        # The end-of-training summary (train_runtime, ...) is logged too; only step logs carry a reward. Every
+        # process logs the step (its metrics already gathered); one curves file is written, by the main process.
+        if not logs or "reward" not in logs or not state.is_world_process_zero:
             return
         row = curve_row(state.global_step, {**logs, "step_time": time.perf_counter() - self._step_started})
         self.curves.append(row)
@@ -171,11 +218,14 @@ def lora_config(training: TrainingSettings) -> LoraConfig:
     )
 
 
-def prompt_dataset(training: TrainingSettings) -> Dataset:
-    """One chat prompt per group and step, all the same subject: the variation comes from sampling."""
-    groups_per_step = max(
-        1, training.per_device_batch_size * training.gradient_accumulation_steps // training.num_generations
-    )
+def prompt_dataset(training: TrainingSettings, world_size: int = 1) -> Dataset:
+    """One chat prompt per group and step, all the same subject: the variation comes from sampling.
+
+    A step's batch is `per_device_batch_size` completions per process and accumulation step, so `world_size`
+    processes ask for that many times the groups.
+    """
+    completions_per_step = training.per_device_batch_size * training.gradient_accumulation_steps * world_size
+    groups_per_step = max(1, completions_per_step // training.num_generations)
     rows = training.steps * groups_per_step
     return Dataset.from_dict(
         {"prompt": [messages(training.subject, training.prompt)] * rows, "subject": [training.subject] * rows}
@@ -188,12 +238,16 @@ def build_trainer(
     """The GRPO trainer for this run: policy, LoRA (fresh, or the start adapter), reward, store and curves.
 
     `make_reward(config, run_dir, on_scored)` builds the reward function; the Prefect flow passes one that fans
-    each step's rollouts out as tasks.
+    each step's rollouts out as tasks. Under `accelerate launch` each process builds its own reward, with its
+    share of the browsers, and the main process records the gathered step (`watercolour.distributed`).
     """
     training = config.training
     if not torch.cuda.is_available():
         set_cpu_threads()
+    args = grpo_args(config, run_dir)  # sets up the process group under `accelerate launch`
     store = RolloutStore(run_dir, training.num_generations, preset=config.name)
+    slices = ScoredSlices() if args.world_size > 1 else None
+    refuse_repaint_in_processes(config, args.world_size)
     model: Any = resolve_model(training.model)
     tokenizer: Any = None
     peft_config: LoraConfig | None = lora_config(training)
@@ -213,20 +267,24 @@ def build_trainer(
         reward: Any = RepaintReward(factory, store)
         callbacks.append(StepClock(factory))
     else:
-        reward = make_reward(config, run_dir, store.record_batch)
+        reward = make_reward(per_process_config(config, args.world_size), run_dir, slices or store.record_batch)
     # TRL's annotation predates async reward functions; it gathers them all the same.
     reward_funcs: list[Any] = [reward]
     trainer = TimedGRPOTrainer(
         model=model,
         reward_funcs=reward_funcs,
-        args=grpo_args(config, run_dir),
-        train_dataset=prompt_dataset(training),
+        args=args,
+        train_dataset=prompt_dataset(training, args.world_size),
         processing_class=tokenizer,
         peft_config=peft_config,
         callbacks=callbacks,
         environment_factory=factory,
     )
-    enable_compile(trainer, resolve(training))
+    trainer.slices, trainer.store = slices, store
+    plan = resolve(training)
+    enable_compile(trainer, plan)
+    # Repaint episodes are scored by their environments, turn by turn, not from the finished text.
+    trainer.early_scoring = plan.early_scoring and config.repaint is None
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(QuietProgress())
     return trainer
@@ -243,44 +301,67 @@ def close_reward(trainer: GRPOTrainer) -> None:
             close_episodes(reward.factory, trainer.async_loop)
 
 
-def prepare_run_dir(run_dir: Path, resume: bool) -> Path | None:
-    """The checkpoint to resume from (None: start at step 0), after dropping everything recorded beyond it.
-
-    The rollouts, curve rows and dead letters of the step that was in flight (and of any step after the last
-    checkpoint) are removed, because the resumed run records those steps again.
-    """
+def resume_point(run_dir: Path, resume: bool) -> Path | None:
+    """The checkpoint to resume from (None: start at step 0); a checkpoint without `resume` is refused."""
     checkpoint = latest_checkpoint(run_dir)
     if checkpoint is not None and not resume:
         raise RunDirInUse(
             f"{run_dir} already holds a run (latest checkpoint {checkpoint.name}): pass --resume to continue it, "
             "or choose another --run-dir"
         )
+    return checkpoint
+
+
+def forget_steps_after(run_dir: Path, checkpoint: Path | None) -> None:
+    """Drop everything recorded beyond the checkpoint (all of it without one).
+
+    The rollouts, curve rows and dead letters of the step that was in flight (and of any step after the last
+    checkpoint) are removed, because the resumed run records those steps again.
+    """
     step = checkpoint_step(checkpoint) if checkpoint is not None else 0
     RolloutStore(run_dir, num_generations=1).truncate(after_step=step)
     CurvesFile(run_dir).truncate(after_step=step)
     DeadLetterLog(run_dir).truncate(after_step=step)
-    return checkpoint
 
 
 def train(
     config: RunConfig, resume: bool = False, echo: Echo = True, make_reward: RewardFactory = CompositeReward
 ) -> dict[str, Path]:
-    """One run end to end: resume point, training, the adapter and the run's gallery. Returns what it wrote."""
+    """One run end to end: resume point, training, the adapter and the run's gallery. Returns what it wrote.
+
+    Under `accelerate launch` every process calls this; the main process alone writes the run's files (the others
+    return an empty dict: they wrote none of them) and every process trains its share.
+    """
     assert config.run_dir is not None, "RunConfig resolves run_dir when it is built"
     run_dir = Path(config.run_dir)
-    checkpoint = prepare_run_dir(run_dir, resume)
+    processes = process_state()
+    checkpoint = resume_point(run_dir, resume)  # every process decides the same, so all refuse or none does
+    refuse_repaint_in_processes(config, processes.num_processes)
     repaint = config.repaint
     if repaint is not None and repaint.warm_start_examples and config.training.start_adapter is None:
         from watercolour.warmstart import repaint_warm_start
 
         config = repaint_warm_start(config, run_dir)
-    config.save(run_dir / "config.yaml")
+    if processes.is_main_process:
+        forget_steps_after(run_dir, checkpoint)
+        config.save(run_dir / "config.yaml")
+    processes.wait_for_everyone()  # nobody records a step before the main process forgot the ones to redo
     trainer = build_trainer(config, run_dir, echo=echo, make_reward=make_reward)
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     finally:
         close_reward(trainer)
-    adapter = export_adapter(trainer, run_dir / ADAPTER_DIR, base_model=config.training.model, config_name=config.name)
+    # A collective under FSDP (the shards are gathered), the model's own state dict otherwise: every process calls it.
+    state_dict = trainer.accelerator.get_state_dict(trainer.model)
+    if not processes.is_main_process:
+        return {}
+    adapter = export_adapter(
+        trainer,
+        run_dir / ADAPTER_DIR,
+        base_model=config.training.model,
+        config_name=config.name,
+        state_dict=state_dict,
+    )
     store = RolloutStore(run_dir, config.training.num_generations, preset=config.name)
     gallery = write_gallery(
         gallery_items(store.rows(), run_dir / GALLERY_DIR, run_dir),

@@ -30,8 +30,10 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     from bench.gpu.checks import logprob_check
     from bench.gpu.profile import decode_profile
+    from bench.gpu.scoring import PoolSketchReward, alternate_early_scoring, force_lengths
     from bench.gpu.shapes import bench_tokenizer, build_model
-    from bench.gpu.step import bench_config, make_trainer, step_recorder
+    from bench.gpu.step import bench_config, make_trainer, spread_reward, step_recorder
+    from watercolour.trainer import close_reward
 
     cuda = torch.cuda.is_available()
     device, dtype = ("cuda", torch.bfloat16) if cuda else ("cpu", torch.float32)
@@ -52,23 +54,36 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         for generations in args.generations:
             for path in args.paths:
                 max_len = args.default_max_len if path == "default" and args.default_max_len else args.max_len
-                cell = {"shape": shape, "generations": generations, "path": path, "max_len": max_len}
+                cell = {
+                    "shape": shape,
+                    "generations": generations,
+                    "path": path,
+                    "max_len": max_len,
+                    "scoring": args.scoring,
+                }
                 if time.perf_counter() - started > args.deadline_s:
                     emit({**cell, "skipped": "deadline"})
                     continue
                 steps = args.fast_steps if path == "fast" else args.default_steps
                 micro = min(args.micro_batch, generations)
                 with tempfile.TemporaryDirectory() as tmp:
-                    config = bench_config(generations, max_len, micro, path, Path(tmp))
+                    config = bench_config(generations, max_len, micro, path, Path(tmp), RENDER[args.scoring])
                     if cuda:
                         torch.cuda.reset_peak_memory_stats()
                     model = build_model(shape, tokenizer, device, dtype)
-                    trainer = make_trainer(model, tokenizer, config, steps)
+                    reward = PoolSketchReward(config, Path(tmp)) if args.scoring == "real" else spread_reward
+                    trainer = make_trainer(model, tokenizer, config, steps, reward)
+                    if args.scoring == "real":
+                        force_lengths(trainer, max_len)
+                        alternate_early_scoring(trainer)
                     step_recorder(trainer, partial(emit_step, emit, cell))
                     hard_stop(trainer, started + args.deadline_s)
                     if path == "fast" and args.skip_guards_from:
                         skip_guards(trainer, args.skip_guards_from)
-                    trainer.train()
+                    try:
+                        trainer.train()
+                    finally:
+                        close_reward(trainer)
                     if path == "fast" and not checked and args.check:
                         checked = True
                         emit({**cell, "check": logprob_check(trainer, generations)})
@@ -79,6 +94,10 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     if cuda:
                         torch.cuda.empty_cache()
     return rows
+
+
+# Render pool of a real-scoring cell: 16 pages on the GPU machine's 16 cores, as the learning runs used.
+RENDER: dict[str, dict[str, Any] | None] = {"stand-in": None, "real": {"browsers": 4, "pages_per_browser": 4}}
 
 
 def emit_step(emit: Any, cell: dict[str, Any], row: dict[str, Any]) -> None:
@@ -143,6 +162,27 @@ def summary(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def scoring_summary(rows: list[dict[str, Any]]) -> str:
+    """Real-scoring cells: what waiting for the reward added to a warm step, scoring after generation or early."""
+    lines = [
+        "| shape | G x len | scoring | warm steps | generate s | score s (wait) | step s | score adds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    cells: dict[tuple, list[dict]] = {}
+    for row in rows:
+        if "step" in row and row["step"] > 1 and row.get("scoring") == "real":
+            cells.setdefault((row["shape"], row["generations"], row["early_scoring"]), []).append(row)
+    for (shape, generations, early), steps in sorted(cells.items()):
+        score = statistics.median(s["score_s"] for s in steps)
+        step = statistics.median(s["step_s"] for s in steps)
+        lines.append(
+            f"| {shape} | {generations} x {steps[0]['max_len']} | {'early' if early else 'after generation'} | "
+            f"{len(steps)} | {statistics.median(s['generate_s'] for s in steps)} | {score} | {step} | "
+            f"{100 * score / (step - score):.1f}% |"
+        )
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", nargs="+", default=["qwen3-4b"], help="names in bench/gpu/shapes.py")
@@ -155,13 +195,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--micro-batch", type=int, default=4, help="sequences per update micro-batch")
     parser.add_argument("--default-steps", type=int, default=1)
     parser.add_argument("--fast-steps", type=int, default=3, help="the first compiles; later ones reuse it")
+    parser.add_argument(
+        "--scoring",
+        default="stand-in",
+        choices=["stand-in", "real"],
+        help="stand-in: an instant reward; real: Chromium renders of pool sketches with drawn completion lengths, "
+        "early scoring off and on in alternate steps (bench/gpu/scoring.py)",
+    )
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the log-prob/loss check")
     parser.add_argument("--deadline-s", type=float, default=480.0, help="start nothing new after this long")
     parser.add_argument("--skip-guards-from", type=int, default=0, help="diagnostic: fast step to skip guards from")
     parser.add_argument("--out", type=Path, default=Path("bench-gpu-out"))
     args = parser.parse_args(argv)
     rows = run(args)
-    table = summary(rows)
+    table = "\n\n".join(part for part in (summary(rows), scoring_summary(rows)) if part)
     (args.out / "bench_gpu.md").write_text(table + "\n")
     print(table)
     checks = [row["check"] for row in rows if "check" in row]

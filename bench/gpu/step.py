@@ -33,7 +33,9 @@ def spread_reward(prompts: list[Any], completions: list[Any], completion_ids: li
 spread_reward.__name__ = "bench_spread_reward"
 
 
-def bench_config(generations: int, max_len: int, micro_batch: int, path: str, run_dir: Path) -> RunConfig:
+def bench_config(
+    generations: int, max_len: int, micro_batch: int, path: str, run_dir: Path, render: dict[str, Any] | None = None
+) -> RunConfig:
     training: dict[str, Any] = {
         "num_generations": generations,
         "max_completion_length": max_len,
@@ -45,10 +47,10 @@ def bench_config(generations: int, max_len: int, micro_batch: int, path: str, ru
         "warmup_steps": 0,
         **PATHS[path],
     }
-    return load_config("offline", {"run_dir": str(run_dir), "training": training})
+    return load_config("offline", {"run_dir": str(run_dir), "training": training, "render": render or {}})
 
 
-def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int) -> Any:
+def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int, reward: Any = spread_reward) -> Any:
     """The project's trainer around `model`, without trackio (it is not on the GPU machine) or checkpoints."""
     from watercolour.generation import enable_compile, resolve
     from watercolour.trainer import TimedGRPOTrainer, grpo_args, lora_config, prompt_dataset
@@ -58,13 +60,15 @@ def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int) -> A
     args.max_steps = steps
     trainer = TimedGRPOTrainer(
         model=model,
-        reward_funcs=[spread_reward],
+        reward_funcs=[reward],
         args=args,
         train_dataset=prompt_dataset(config.training),
         processing_class=tokenizer,
         peft_config=lora_config(config.training),
     )
-    enable_compile(trainer, resolve(config.training))
+    plan = resolve(config.training)
+    enable_compile(trainer, plan)
+    trainer.early_scoring = plan.early_scoring
     return trainer
 
 
@@ -97,6 +101,7 @@ def step_recorder(trainer: Any, record: Callable[[dict], None]) -> None:
                     "tokens": int(tokens),
                     "tokens_per_s": round(tokens / generate_s, 1),
                     "loss": logs.get("loss"),
+                    "early_scoring": trainer.early_scoring,
                     "peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 1)
                     if torch.cuda.is_available()
                     else None,

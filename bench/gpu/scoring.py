@@ -1,0 +1,95 @@
+"""Real scoring in a GPU benchmark step: what renders cost a step, with and without early scoring.
+
+A random policy writes token soup that the gate refuses at once, and it never ends a completion by itself, so
+both the scoring cost and the spread of completion lengths would be missing. This cell puts them back:
+
+- `ForcedLengths` ends row i at a length drawn uniformly between half the budget and the whole budget (a policy
+  under the length ramp writes close to its budget, and finishes at different times), seeded per step;
+- `PoolSketchReward` is the composite reward of the `offline` preset (gate, real Chromium renders, offline
+  aesthetic and judge) scoring, for each completion, one of the bundled pool sketches chosen by the
+  completion's hash and marked with it, so no two rollouts share a render and nothing comes from the cache.
+
+The trainer is unchanged otherwise; the cell alternates early scoring off and on from step to step
+(`watercolour.early_scoring`), so both modes share one compiled policy.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from pathlib import Path
+from typing import Any
+
+from rewards.composite import CompositeReward
+from rewards.length import completion_text
+
+
+POOL_SKETCHES = Path(__file__).resolve().parents[2] / "watercolour" / "pool" / "seed"
+
+
+class PoolSketchReward(CompositeReward):
+    """The composite reward, scoring a real pool sketch in place of each random completion."""
+
+    __name__ = "watercolour_reward"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sketches = [path.read_text() for path in sorted(POOL_SKETCHES.glob("*.js"))]
+
+    def scored_text(self, completion: Any) -> str:
+        text = completion_text(completion)
+        mark = zlib.crc32(text.encode())
+        sketch = self.sketches[mark % len(self.sketches)]
+        return f"```javascript\n// rollout {mark:08x}\n{sketch.strip()}\n```"
+
+
+class ForcedLengths:
+    """A logits processor that ends each row at its drawn length with the end-of-sequence token."""
+
+    def __init__(self, eos_token_id: int, budget: int, rows: int, seed: int) -> None:
+        draw = random.Random(seed)
+        self.lengths = [draw.randint(budget // 2, budget) for _ in range(rows)]
+        self.eos_token_id = eos_token_id
+        self.start: int | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        if self.start is None:
+            self.start = input_ids.shape[1]
+        generated = input_ids.shape[1] - self.start
+        due = torch.tensor([generated + 1 >= length for length in self.lengths], device=scores.device)
+        forced = torch.full_like(scores, float("-inf"))
+        forced[:, self.eos_token_id] = 0.0
+        return torch.where(due[:, None], forced, scores)
+
+
+def force_lengths(trainer: Any, budget: int) -> None:
+    """From now on, each rollout's rows end at drawn lengths (seeded by the step) instead of the budget."""
+    import functools
+
+    from transformers import LogitsProcessorList
+
+    model = trainer.accelerator.unwrap_model(trainer.model_wrapped)
+    generate = model.generate
+    eos = int(trainer.eos_token_ids[0])
+
+    @functools.wraps(generate)
+    def with_lengths(*args: Any, **kwargs: Any) -> Any:
+        rows = kwargs["input_ids"].shape[0]
+        processor = ForcedLengths(eos, budget, rows, seed=trainer.state.global_step)
+        kwargs["logits_processor"] = LogitsProcessorList([processor])
+        return generate(*args, **kwargs)
+
+    model.generate = with_lengths
+
+
+def alternate_early_scoring(trainer: Any) -> None:
+    """Step 1 (it compiles) and every odd step score after generation; even steps score early."""
+    from transformers import TrainerCallback
+
+    class Alternate(TrainerCallback):
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            trainer.early_scoring = (state.global_step + 1) % 2 == 0
+
+    trainer.add_callback(Alternate())

@@ -1,0 +1,122 @@
+"""Training in two processes (gloo, on CPU) the way `accelerate launch` trains on several GPUs: TRL splits each
+step's completions between the processes, each scores its own slice with its own browser, and the run directory
+still reads as one run. accelerate's own launcher starts one process on a CPU-only host (its multi-CPU launch
+goes through MPI), so the test starts the two processes with torchrun, which is what accelerate's multi-GPU
+launcher runs underneath."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from models import tiny_sketcher
+
+from watercolour.rollout_store import RolloutStore
+from watercolour.run_dir import CHECKPOINTS_DIR
+
+
+PROCESSES = 2
+STEPS = 2
+GENERATIONS = 4
+GLOBAL_BATCH = PROCESSES * GENERATIONS  # one group of 4 per process and step
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def train(run_dir: Path, processes: int, *extra: str) -> str:
+    """`watercolour train --preset smoke` for two steps of the tiny policy, in `processes` processes."""
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"]
+    command = [
+        *(launcher if processes > 1 else [sys.executable]),
+        "-m",
+        "watercolour.cli",
+        "train",
+        "--preset",
+        "smoke",
+        "--steps",
+        str(STEPS),
+        "--run-dir",
+        str(run_dir),
+        *extra,
+        f"training.model={tiny_sketcher()}",
+        f"training.num_generations={GENERATIONS}",
+        f"training.per_device_batch_size={GENERATIONS}",
+        "training.max_completion_length=8",
+        # One browser per process: the run's total is split between its processes.
+        f"render.browsers={processes}",
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPOSITORY)}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    return done.stdout
+
+
+def curves(run_dir: Path) -> tuple[list[str], list[dict[str, str]]]:
+    with (run_dir / "curves.csv").open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        return list(reader.fieldnames or []), list(reader)
+
+
+@pytest.fixture(scope="module")
+def two_process_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("two") / "run"
+    return run_dir, train(run_dir, PROCESSES)
+
+
+def assert_every_rollout_once(run_dir: Path) -> None:
+    store = RolloutStore(run_dir, GENERATIONS)
+    rows = store.rows()
+    assert store.steps() == list(range(1, STEPS + 1))
+    assert len(rows) == STEPS * GLOBAL_BATCH
+    assert len({(row["step"], row["group"], row["index"]) for row in rows}) == len(rows)
+    for step in store.steps():
+        assert {row["group"] for row in rows if row["step"] == step} == set(range(GLOBAL_BATCH // GENERATIONS))
+
+
+def test_two_processes_record_every_rollout_exactly_once(two_process_run):
+    run_dir, stdout = two_process_run
+    assert_every_rollout_once(run_dir)
+    # The main process alone reports what it wrote; the other trained its share and wrote nothing.
+    assert stdout.count("adapter: ") == 1
+    assert (run_dir / "adapter" / "adapter_model.safetensors").is_file()
+    # Each process checkpoints its own random state: both resume where they were.
+    checkpoint = run_dir / CHECKPOINTS_DIR / f"checkpoint-{STEPS}"
+    assert sorted(path.name for path in checkpoint.glob("rng_state*.pth")) == ["rng_state_0.pth", "rng_state_1.pth"]
+
+
+def test_two_process_curves_have_a_single_process_runs_shape(two_process_run, tmp_path):
+    run_dir, _ = two_process_run
+    single = tmp_path / "single"
+    train(single, 1)
+    columns, rows = curves(run_dir)
+    single_columns, single_rows = curves(single)
+    assert columns == single_columns
+    assert [row["step"] for row in rows] == [row["step"] for row in single_rows] == ["1", "2"]
+    # The step's metrics are of the whole gathered batch, logged once by the main process: the best reward is the
+    # best of all 8 rollouts (TRL's average over processes would give the mean of each slice's best) and a rate is
+    # a share of all 8.
+    store_rows = RolloutStore(run_dir, GENERATIONS).rows()
+    for row in rows:
+        step = [item for item in store_rows if item["step"] == int(row["step"])]
+        assert float(row["reward_best"]) == pytest.approx(max(item["reward"] for item in step))
+        assert float(row["gate_pass_rate"]) == pytest.approx(sum(item["passed"] for item in step) / len(step))
+
+
+def test_two_process_run_resumes_from_its_checkpoint(two_process_run, tmp_path):
+    """A crash after step 2 was recorded but before it was checkpointed: the resumed run redoes step 2 once."""
+    source, _ = two_process_run
+    run_dir = tmp_path / "run"
+    shutil.copytree(source, run_dir)
+    shutil.rmtree(run_dir / CHECKPOINTS_DIR / f"checkpoint-{STEPS}")
+    shutil.rmtree(run_dir / "adapter")
+    train(run_dir, PROCESSES, "--resume")
+    assert_every_rollout_once(run_dir)
+    _, rows = curves(run_dir)
+    assert [row["step"] for row in rows] == ["1", "2"]
+    assert (run_dir / CHECKPOINTS_DIR / f"checkpoint-{STEPS}" / "rng_state_1.pth").is_file()
