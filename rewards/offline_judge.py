@@ -5,6 +5,9 @@ scoring) with a symmetric rule: of images A and B, the winner has the higher mer
 score less a penalty for distance from the centroid of the pool's `love` tier (the whole pool when it has no `love`
 tier). So the pool sets the taste, and a reference does not win just by being in the pool. Only an exact tie goes
 to "A", as a position-biased judge's would, so ties score 1/2 and count as position bias.
+
+Its reason comes from the same terms its merit adds up (`merit_terms`): the one or two features on which the winner
+gained the most merit over the loser, in words, and it always begins "offline judge:".
 """
 
 from __future__ import annotations
@@ -26,12 +29,30 @@ SIMILARITY_WEIGHT = 0.25
 TIE = 1e-9
 
 
+# What a feature's merit gain means, by whether the winner has more of it than the loser or less; the histograms'
+# terms are closeness to the loved paintings', one phrase either way.
+FEATURE_WORDS: dict[str, tuple[str, str]] = {
+    "coverage": ("more paint on the sheet", "less paint on the sheet"),
+    "tonal_range": ("a wider tonal range", "a narrower tonal range"),
+    "softness": ("softer edges", "harder edges"),
+    "palette": ("a richer palette", "a plainer palette"),
+    "centring": ("a better-centred flower", "a less centred flower"),
+    "hues": ("hues closer to the loved paintings'", "hues closer to the loved paintings'"),
+    "tones": ("tones closer to the loved paintings'", "tones closer to the loved paintings'"),
+}
+SCALARS = ("coverage", "tonal_range", "softness", "palette", "centring")
+# The quality weights of `stats_score`, which coverage's ramp multiplies.
+QUALITY_WEIGHTS = {"tonal_range": 0.3, "softness": 0.3, "palette": 0.2, "centring": 0.2}
+REASON_FEATURES = 2
+
+
 @dataclass(frozen=True)
 class Profile:
     """One picture as the offline judge sees it."""
 
     quality: float
     vector: np.ndarray
+    features: ImageFeatures | None = None
 
 
 def feature_vector(features: ImageFeatures) -> np.ndarray:
@@ -42,7 +63,42 @@ def feature_vector(features: ImageFeatures) -> np.ndarray:
 
 def profile(png: bytes) -> Profile:
     features = image_features(png)
-    return Profile(stats_score(features), feature_vector(features))
+    return Profile(stats_score(features), feature_vector(features), features)
+
+
+def merit_terms(picture: Profile, target: np.ndarray) -> dict[str, float]:
+    """A picture's merit by feature: its share of the quality (coverage's is the ramp that gates the rest) less its
+    distance penalty. They do not add up to the merit (quality is a product), but each says what a feature gives."""
+    assert picture.features is not None, "a profile built by `profile` carries its features"
+    features, gap = picture.features, np.abs(picture.vector - target)
+    bins = len(features.hues)
+    terms = {name: -SIMILARITY_WEIGHT * float(gap[index]) for index, name in enumerate(SCALARS)}
+    unscaled = sum(weight * getattr(features, name) for name, weight in QUALITY_WEIGHTS.items())
+    coverage_factor = picture.quality / unscaled if unscaled > 0 else 0.0
+    terms["coverage"] += coverage_factor
+    for name, weight in QUALITY_WEIGHTS.items():
+        terms[name] += weight * coverage_factor * getattr(features, name)
+    terms["hues"] = -SIMILARITY_WEIGHT * float(gap[len(SCALARS) : len(SCALARS) + bins].sum())
+    terms["tones"] = -SIMILARITY_WEIGHT * float(gap[len(SCALARS) + bins :].sum())
+    return terms
+
+
+def reason(winner: Winner, image_a: Profile, image_b: Profile, target: np.ndarray) -> str:
+    """Why the offline judge preferred `winner`: the features where it gained the most merit over the other."""
+    won, lost = (image_a, image_b) if winner == "A" else (image_b, image_a)
+    won_terms, lost_terms = merit_terms(won, target), merit_terms(lost, target)
+    gains = {
+        name: won_terms[name] - lost_terms[name] for name in won_terms if won_terms[name] - lost_terms[name] > TIE
+    }
+    if not gains:
+        return "offline judge: the two are of equal merit, so the first shown (A) wins"
+    assert won.features is not None and lost.features is not None
+    words = []
+    for name in sorted(gains, key=lambda feature: gains[feature], reverse=True)[:REASON_FEATURES]:
+        more, less = FEATURE_WORDS[name]
+        has_more = name not in SCALARS or getattr(won.features, name) >= getattr(lost.features, name)
+        words.append(more if has_more else less)
+    return f"offline judge: {winner} has {' and '.join(words)}"
 
 
 class PoolSimilarityJudge(PairwiseJudge[Profile]):
@@ -70,8 +126,15 @@ class PoolSimilarityJudge(PairwiseJudge[Profile]):
     def prepare_rollout(self, png: bytes) -> Profile:
         return profile(png)
 
-    async def compare(self, image_a: Profile, image_b: Profile) -> Winner | None:
+    def winner(self, image_a: Profile, image_b: Profile) -> Winner:
         return "B" if self.merit(image_b) > self.merit(image_a) + TIE else "A"
+
+    async def compare(self, image_a: Profile, image_b: Profile) -> Winner | None:
+        return self.winner(image_a, image_b)
+
+    async def explain(self, image_a: Profile, image_b: Profile) -> tuple[Winner | None, str | None]:
+        winner = self.winner(image_a, image_b)
+        return winner, reason(winner, image_a, image_b, self._target)
 
     async def aclose(self) -> None:
         return None

@@ -60,6 +60,8 @@ async def test_two_paintings_are_observed_and_the_episode_ends_after_the_configu
     assert "Painting 2 of 2" in second and "passed" in second
     assert "Paint covers" in second and "centred at (" in second and "Main colours: #" in second
     assert "Judge (offline" in second  # the offline judge is named as such
+    # and its reason, from the features it compares, names itself as offline
+    assert "(yours was image A): offline judge: " in second
     assert "last painting" in second
 
     assert "No paintings left" in await env.paint(flower_sketch)
