@@ -9,6 +9,7 @@ of the final paintings and how often the last painting beat the first. The envir
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from transformers import TrainerCallback
@@ -16,7 +17,13 @@ from transformers import TrainerCallback
 from rewards.scoring_engine import ScoringEngine, log_means
 from watercolour.config import RunConfig
 from watercolour.painting_env import EpisodeFactory
+from watercolour.records import RewardParts
 from watercolour.rollout_store import RolloutStore
+
+
+# After each step's episodes are recorded: (prompts, completions, each episode's final painting's parts, kwargs), as
+# a single-turn reward's `on_scored` (the Prefect flow's step artifacts and its `fail_at_step` rehearsal).
+StepHook = Callable[[list[Any], list[Any], list[RewardParts], dict[str, Any]], None]
 
 
 class RepaintReward:
@@ -24,15 +31,20 @@ class RepaintReward:
 
     __name__ = "watercolour_repaint_reward"
 
-    def __init__(self, factory: EpisodeFactory, store: RolloutStore | None = None) -> None:
+    def __init__(
+        self, factory: EpisodeFactory, store: RolloutStore | None = None, on_step: StepHook | None = None
+    ) -> None:
         self.factory = factory
         self.store = store
+        self.on_step = on_step
 
     def __call__(
         self, prompts: list[Any], completions: list[Any], environments: list[Any], **kwargs: Any
     ) -> list[float | None]:
         if self.store is not None:
             self.store.record_episodes(prompts, completions, environments, kwargs)
+        if self.on_step is not None:
+            self.on_step(prompts, completions, [final_parts(env) for env in environments], kwargs)
         if "log_metric" in kwargs:
             log_metric = kwargs["log_metric"]
             log_means(log_metric, [env.turns[-1].parts for env in environments if env.turns])
@@ -42,6 +54,11 @@ class RepaintReward:
             if measured:
                 log_metric("repaint/last_beats_first", sum(measured) / len(measured))
         return [env.reward for env in environments]
+
+
+def final_parts(env: Any) -> RewardParts:
+    """The episode's last painting's parts; for an episode that never painted, its reward with a failed gate."""
+    return env.turns[-1].parts if env.turns else RewardParts(reward=env.reward, terms={"gate": 0.0})
 
 
 def last_beats_first(turns: list[Any]) -> bool | None:

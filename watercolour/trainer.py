@@ -35,7 +35,7 @@ from watercolour.generation import enable_compile, grpo_kwargs, input_grad_hooks
 from watercolour.painting_env import EpisodeFactory
 from watercolour.policy import resolve_model, set_cpu_threads
 from watercolour.prompt import messages
-from watercolour.repaint_reward import RepaintReward, StepClock, close_episodes, episode_factory
+from watercolour.repaint_reward import RepaintReward, StepClock, StepHook, close_episodes, episode_factory
 from watercolour.rollout_store import RolloutStore, gallery_items
 from watercolour.run_dir import CHECKPOINTS_DIR, checkpoint_step, latest_checkpoint
 from watercolour.tool_chat import use_tool_template
@@ -48,6 +48,8 @@ KEEP_CHECKPOINTS = 3
 
 # (config, run_dir, on_scored) -> a TRL reward function that calls on_scored(prompts, completions, parts, kwargs).
 RewardFactory = Callable[[RunConfig, Path, Callable[..., None]], Any]
+# (config, run_dir) -> what a repaint run calls after recording each step's episodes (`RepaintReward.on_step`).
+StepHookFactory = Callable[[RunConfig, Path], StepHook]
 
 
 class RunDirInUse(RuntimeError):
@@ -232,13 +234,27 @@ def prompt_dataset(training: TrainingSettings, world_size: int = 1) -> Dataset:
     )
 
 
+def processing_class(model: str, vision: bool) -> Any:
+    """The policy's tokenizer, or for a vision policy its processor (images in tool results go through it)."""
+    if vision:
+        from transformers import AutoProcessor
+
+        return AutoProcessor.from_pretrained(model, padding_side="left", truncation_side="left")
+    return AutoTokenizer.from_pretrained(model)
+
+
 def build_trainer(
-    config: RunConfig, run_dir: Path, echo: Echo = True, make_reward: RewardFactory = CompositeReward
+    config: RunConfig,
+    run_dir: Path,
+    echo: Echo = True,
+    make_reward: RewardFactory = CompositeReward,
+    step_hook: StepHookFactory | None = None,
 ) -> TimedGRPOTrainer:
     """The GRPO trainer for this run: policy, LoRA (fresh, or the start adapter), reward, store and curves.
 
     `make_reward(config, run_dir, on_scored)` builds the reward function; the Prefect flow passes one that fans
-    each step's rollouts out as tasks. Under `accelerate launch` each process builds its own reward, with its
+    each step's rollouts out as tasks. A repaint run's environments score instead, and `step_hook(config, run_dir)`
+    (the flow's step artifacts) is called after each step's episodes are recorded. Under `accelerate launch` each process builds its own reward, with its
     share of the browsers, and the main process records the gathered step (`watercolour.distributed`).
     """
     training = config.training
@@ -263,8 +279,8 @@ def build_trainer(
     if config.repaint is not None:
         # Multi-turn episodes: the environment scores each painting; the reward function reads the episodes.
         factory = episode_factory(config, run_dir)
-        tokenizer = use_tool_template(tokenizer or AutoTokenizer.from_pretrained(model))
-        reward: Any = RepaintReward(factory, store)
+        tokenizer = use_tool_template(tokenizer or processing_class(model, vision=config.repaint.vision))
+        reward: Any = RepaintReward(factory, store, step_hook(config, run_dir) if step_hook is not None else None)
         callbacks.append(StepClock(factory))
     else:
         reward = make_reward(per_process_config(config, args.world_size), run_dir, slices or store.record_batch)
@@ -325,7 +341,11 @@ def forget_steps_after(run_dir: Path, checkpoint: Path | None) -> None:
 
 
 def train(
-    config: RunConfig, resume: bool = False, echo: Echo = True, make_reward: RewardFactory = CompositeReward
+    config: RunConfig,
+    resume: bool = False,
+    echo: Echo = True,
+    make_reward: RewardFactory = CompositeReward,
+    step_hook: StepHookFactory | None = None,
 ) -> dict[str, Path]:
     """One run end to end: resume point, training, the adapter and the run's gallery. Returns what it wrote.
 
@@ -346,7 +366,7 @@ def train(
         forget_steps_after(run_dir, checkpoint)
         config.save(run_dir / "config.yaml")
     processes.wait_for_everyone()  # nobody records a step before the main process forgot the ones to redo
-    trainer = build_trainer(config, run_dir, echo=echo, make_reward=make_reward)
+    trainer = build_trainer(config, run_dir, echo=echo, make_reward=make_reward, step_hook=step_hook)
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     finally:
