@@ -11,6 +11,7 @@ import pytest
 from models import tiny_painter
 
 from watercolour.config import load_config
+from watercolour.records import rollout_step
 from watercolour.rollout_store import RolloutStore
 
 
@@ -42,7 +43,14 @@ def trained(tmp_path_factory):
             "render.browsers": 1,
         },
     )
-    trainer = build_trainer(config, run_dir, echo=False)
+    steps: list[tuple[int, list]] = []
+
+    def step_hook(config, run_dir):
+        # What the Prefect flow hangs its step artifacts and fail_at_step on: called once the step is recorded.
+        return lambda prompts, completions, parts, kwargs: steps.append((rollout_step(kwargs["trainer_state"]), parts))
+
+    trainer = build_trainer(config, run_dir, echo=False, step_hook=step_hook)
+    trainer.steps_seen = steps
     initial = {name: tensor.detach().clone() for name, tensor in trainer.model.named_parameters() if "lora_" in name}
     try:
         trainer.train()
@@ -100,3 +108,27 @@ def test_the_run_config_names_the_repaint_settings(trained):
     _, _, config, _ = trained
     assert config.repaint is not None and config.repaint.turns == 2 and config.repaint.reward == "final"
     assert Path(config.run_dir).is_dir()
+
+
+def test_the_step_hook_sees_every_step_with_each_episodes_final_painting(trained):
+    trainer, _, _, run_dir = trained
+    steps = trainer.steps_seen
+    assert [step for step, _ in steps] == [1, 2]
+    rows = RolloutStore(run_dir, GENERATIONS).rows()
+    for number, (_, parts) in enumerate(steps, start=1):
+        assert len(parts) == GENERATIONS
+        finals = {}
+        for row in rows:
+            if row["step"] == number:
+                finals[row["group"], row["index"]] = row  # in turn order: an episode's last row is its final
+        assert [part.reward for part in parts] == [finals[episode]["reward"] for episode in sorted(finals)]
+
+
+def test_a_repaint_run_refuses_several_processes():
+    from watercolour.trainer import RepaintInOneProcess, refuse_repaint_in_processes
+
+    config = load_config("repaint", {})
+    refuse_repaint_in_processes(config, 1)
+    refuse_repaint_in_processes(load_config("smoke", {}), 2)
+    with pytest.raises(RepaintInOneProcess, match="one process"):
+        refuse_repaint_in_processes(config, 2)
