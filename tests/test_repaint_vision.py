@@ -1,10 +1,7 @@
-"""The VLM repaint path end to end, as far as TRL 1.16 takes it: a tiny random vision-language policy (Gemma 3 built
-from a config, its tokenizer and processor made here) trains through TRL's environment_factory; it calls `paint`,
-the painting comes back as an image block, TRL collects it and runs it through the policy's image processor, and
-then TRL's generate call with that picture fails: TRL passes every output of the image processor to `generate`,
-and Gemma 3's includes `num_crops`, which the model does not take (docs/repaint.md, "The VLM path", says which
-models TRL's tool-image path is built for and why they cannot run here). When TRL drops that field, the
-`pytest.raises` below fails and this test is to become the full one-step run."""
+"""The VLM repaint path end to end: a tiny random vision-language policy (Gemma 3 built from a config, its tokenizer
+and processor made here) trains one GRPO step through TRL's environment_factory. It calls `paint`, the painting
+comes back as an image block, TRL feeds it through the policy's processor into the next generation and the loss,
+and the vision tower sees it (the prompt holds no picture, so everything the tower saw came from a tool result)."""
 
 from __future__ import annotations
 
@@ -22,7 +19,7 @@ GENERATIONS = 2
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_a_vision_policy_gets_its_painting_back_as_an_image_until_trl_generates_with_it(tmp_path) -> None:
+def test_a_vision_policy_sees_its_painting_in_the_tool_result_and_trains(tmp_path) -> None:
     os.environ.setdefault("TRACKIO_DIR", str(tmp_path / "trackio"))
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from PIL import Image
@@ -46,14 +43,26 @@ def test_a_vision_policy_gets_its_painting_back_as_an_image_until_trl_generates_
     )
     trainer = build_trainer(config, tmp_path, echo=False)
     assert isinstance(trainer.processing_class, ProcessorMixin)  # TRL's VLM path, not a text tokenizer
+    vision = next(module for name, module in trainer.model.named_modules() if name.endswith("vision_tower"))
+    seen: list[tuple[int, ...]] = []
+
+    def saw(module, args, kwargs, output) -> None:
+        pixels = kwargs["pixel_values"] if "pixel_values" in kwargs else args[0]
+        seen.append(tuple(pixels.shape))
+
+    hook = vision.register_forward_hook(saw, with_kwargs=True)
+    initial = {name: tensor.detach().clone() for name, tensor in trainer.model.named_parameters() if "lora_" in name}
     try:
-        # `num_crops` comes only from the image processor, run on the tool results' pictures: they reached generate.
-        with pytest.raises(ValueError, match=r"model_kwargs.*not used by the model: \['num_crops'\]"):
-            trainer.train()
+        trainer.train()
     finally:
+        hook.remove()
         close_reward(trainer)
     painted = [env for env in trainer.environments if env.turns]
     assert painted, "the policy never called paint"
     for env in painted:
         picture = env.turns[0].observation.png
         assert picture is not None and Image.open(io.BytesIO(picture)).size == (600, 600)
+    # The prompt holds no picture: whatever the vision tower saw came from the tool results.
+    assert seen and all(shape[-2:] == (32, 32) for shape in seen), seen
+    final = {name: tensor.detach() for name, tensor in trainer.model.named_parameters() if "lora_" in name}
+    assert any(not final[name].equal(initial[name]) for name in final), "no LoRA parameter moved"

@@ -101,6 +101,15 @@ class TimedGRPOTrainer(GRPOTrainer):
         finally:
             self._record_time("generate", started)
 
+    def _generate_single_turn(
+        self, prompt_ids: Any, images: Any, multimodal_fields: Any, *args: Any, **kw: Any
+    ) -> Any:
+        # TRL hands `generate` every output of a VLM's image processor, which for Gemma 3 includes `num_crops`, an
+        # input its model does not take (a repaint tool result's picture then fails the generate call).
+        return super()._generate_single_turn(
+            prompt_ids, images, generation_inputs(self.model, multimodal_fields), *args, **kw
+        )
+
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
         started = time.perf_counter()
         try:
@@ -123,6 +132,17 @@ class TimedGRPOTrainer(GRPOTrainer):
             self.store.record_batch(
                 prompts, completions, parts, {"trainer_state": self.state, "log_metric": self._log_metric}
             )
+
+
+def generation_inputs(model: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """The processor outputs `generate` accepts: those the model's forward or its input preparation names."""
+    import inspect
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    names = set(inspect.signature(base.forward).parameters) | set(
+        inspect.signature(base.prepare_inputs_for_generation).parameters
+    )
+    return {key: value for key, value in fields.items() if key in names}
 
 
 # Where the per-step summary line goes: stderr under the progress bar (True), nowhere (False), or a callable.
