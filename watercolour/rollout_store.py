@@ -231,7 +231,7 @@ def gallery_items(rows: list[dict[str, Any]], gallery_dir: Path, run_dir: Path) 
         key = (row["step"], row["group"], row["index"])
         if key not in episodes:
             # Copies share lists: the episode gets lists of its own, or it would hold itself.
-            episode = {"image": None, "sketch": "", "violations": [], "parts": {}, "turns": []}
+            episode: dict[str, Any] = {"image": None, "sketch": "", "violations": [], "parts": {}, "turns": []}
             episodes[key] = card.model_copy(update={**episode, "reward": row["episode_reward"]})
             items.append(episodes[key])
         episodes[key].turns.append(
