@@ -32,6 +32,7 @@ from watercolour.distributed import ScoredSlices, per_process_config, process_st
 from watercolour.early_scoring import scoring_during_generation
 from watercolour.gallery import write_gallery
 from watercolour.generation import enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
+from watercolour.lora import device_settings, lora_config
 from watercolour.painting_env import EpisodeFactory
 from watercolour.policy import resolve_model, set_cpu_threads
 from watercolour.prompt import messages
@@ -180,14 +181,6 @@ class QuietProgress(ProgressCallback):
         return None
 
 
-def device_settings(training: TrainingSettings) -> tuple[bool, bool]:
-    """bf16 and gradient checkpointing: on with a GPU unless the configuration says otherwise."""
-    cuda = torch.cuda.is_available()
-    bf16 = training.bf16 if training.bf16 is not None else cuda and torch.cuda.is_bf16_supported()
-    checkpointing = training.gradient_checkpointing if training.gradient_checkpointing is not None else cuda
-    return bool(bf16), bool(checkpointing)
-
-
 def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
     """The recipe's GRPO settings from the configuration, checkpointing and trackio under the run directory."""
     training = config.training
@@ -226,17 +219,6 @@ def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
         # A repaint episode's tool loop runs once per painting; the reply after the last observation is not acted on.
         max_tool_calling_iterations=config.repaint.turns if config.repaint is not None else None,
         **grpo_kwargs(resolve(training)),
-    )
-
-
-def lora_config(training: TrainingSettings) -> LoraConfig:
-    """LoRA on every linear layer: a hand-written module list reached 10 of 40 layers of the recipe's MoE."""
-    return LoraConfig(
-        r=training.lora_r,
-        lora_alpha=training.lora_alpha,
-        lora_dropout=0.0,
-        target_modules="all-linear",
-        task_type="CAUSAL_LM",
     )
 
 

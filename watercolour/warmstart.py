@@ -146,8 +146,8 @@ def warm_start(
     from trl import SFTConfig, SFTTrainer
 
     from watercolour.adapter import export_adapter, load_base, load_policy
+    from watercolour.lora import device_settings, lora_config
     from watercolour.policy import resolve_model, set_cpu_threads
-    from watercolour.trainer import device_settings, lora_config
 
     training = config.training
     run_dir = Path(run_dir or config.run_dir or Path("runs") / config.name)
