@@ -61,7 +61,10 @@ async def probe(adapter: Path, episodes: int, max_new_tokens: int, seed: int) ->
             )
             still = []
             for i, (prefix, reply) in zip(live, replies, strict=True):
-                message = tokenizer.parse_response(reply, prefix=prefix)
+                try:
+                    message = tokenizer.parse_response(reply, prefix=prefix)
+                except ValueError:  # a call whose JSON does not parse: no tool runs, as in training
+                    continue
                 calls = [c for c in message.get("tool_calls") or [] if c["function"]["name"] == "paint"]
                 if not calls:
                     continue
