@@ -27,6 +27,8 @@ from watercolour.records import Comparison, JudgeVerdict
 
 
 Winner = Literal["A", "B"]
+# A comparison's answer: the winner, or the winner and the judge's reason (a backend that explains itself).
+Answer = Winner | None | tuple[Winner | None, str | None]
 T = TypeVar("T")
 
 DEFAULT_CRITERIA = (
@@ -160,14 +162,20 @@ def judge_digest(settings: JudgeSettings, pool: Sequence[PoolReference]) -> str:
     return digest.hexdigest()[:8]
 
 
+def answer_parts(answer: Answer) -> tuple[Winner | None, str | None]:
+    """The winner and the reason (None when the backend gave none) of one comparison's answer."""
+    return answer if isinstance(answer, tuple) else (answer, None)
+
+
 async def pairwise_verdict(
-    compare: Callable[[T, T], Awaitable[Winner | None]],
+    compare: Callable[[T, T], Awaitable[Answer]],
     rollout: T,
     references: list[tuple[str, T]],
     backend: str,
 ) -> JudgeVerdict:
     """Run the both-orders protocol. `compare(a, b)` names the better of image A and image B, None when unparseable,
-    and raises ServiceUnavailable when the service could not answer."""
+    (optionally with its reason: the reason of the order that shows the rollout as A is kept), and raises
+    ServiceUnavailable when the service could not answer."""
     failures: list[ServiceUnavailable] = []
 
     async def verdict(name: str, reference: T) -> Comparison:
@@ -175,19 +183,26 @@ async def pairwise_verdict(
             compare(rollout, reference), compare(reference, rollout), return_exceptions=True
         )
         winners: list[Winner | None] = []
+        reasons: list[str | None] = []
         for reply in replies:
             if isinstance(reply, ServiceUnavailable):
                 failures.append(reply)
                 winners.append(None)
+                reasons.append(None)
             elif isinstance(reply, BaseException):
                 raise reply
             else:
-                winners.append(reply)
+                winner, reason = answer_parts(reply)
+                winners.append(winner)
+                reasons.append(reason)
         first, second = winners
+        reason = reasons[0]
         if first is None or second is None:
-            return Comparison(reference=name, first=first, second=second)
+            return Comparison(reference=name, first=first, second=second, reason=reason)
         wins = (first == "A") + (second == "B")
-        return Comparison(reference=name, first=first, second=second, score=wins / 2, position_biased=wins == 1)
+        return Comparison(
+            reference=name, first=first, second=second, score=wins / 2, position_biased=wins == 1, reason=reason
+        )
 
     comparisons = await asyncio.gather(*(verdict(name, reference) for name, reference in references))
     resolved = [c for c in comparisons if c.score is not None]
@@ -207,7 +222,7 @@ class PairwiseJudge(Generic[T]):
     """The one `judge()` flow: draw the group's references, prepare them and the painting, run the protocol.
 
     A backend sets `settings`, `pool` and `backend_id` and says how a picture is prepared (a data URL, a feature
-    profile) and which of two prepared pictures wins (`compare`)."""
+    profile) and which of two prepared pictures wins and why (`explain`; `compare` keeps only the winner)."""
 
     settings: JudgeSettings
     pool: list[PoolReference]
@@ -220,12 +235,17 @@ class PairwiseJudge(Generic[T]):
         raise NotImplementedError
 
     async def compare(self, image_a: T, image_b: T) -> Winner | None:
+        winner, _ = await self.explain(image_a, image_b)
+        return winner
+
+    async def explain(self, image_a: T, image_b: T) -> tuple[Winner | None, str | None]:
+        """The winner of one question and the judge's reason for it (None when the backend gave none)."""
         raise NotImplementedError
 
-    def comparer(self, subject: str | None) -> Callable[[T, T], Awaitable[Winner | None]]:
-        """How two prepared pictures are compared for a painting of `subject`: `compare`, unless the backend reads
+    def comparer(self, subject: str | None) -> Callable[[T, T], Awaitable[Answer]]:
+        """How two prepared pictures are compared for a painting of `subject`: `explain`, unless the backend reads
         the subject (the offline stand-in does; the VLM's question is the criteria, which do not name it)."""
-        return self.compare
+        return self.explain
 
     async def judge(self, png: bytes, group_seed: int, subject: str | None = None) -> JudgeVerdict:
         drawn = draw_references(self.pool, self.settings.references, group_seed, self.settings.mix)

@@ -1,7 +1,7 @@
 """The judge's OpenAI-compatible backend: a VLM behind any `/chat/completions` endpoint with image input.
 
 Each comparison is one chat call showing image A then image B, asking for a JSON verdict whose winner comes
-first (so a reply cut off by `max_tokens` still carries it). The protocol around it is `rewards.judge_protocol`.
+first (so a reply cut off by `max_tokens` still carries it) and a one-line reason after it. The protocol around it is `rewards.judge_protocol`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from rewards.http import BoundClient, MalformedReply, post_json
 from rewards.judge_protocol import JudgeSettings, PairwiseJudge, PoolReference, Winner, judge_digest
 
 
-# The winner is declared first so a reply cut off by max_tokens still carries the verdict.
+# The winner is declared first so a reply cut off by max_tokens still carries the verdict. The reason is what the
+# repaint policy reads after its painting (`watercolour.observation`).
 VERDICT_SCHEMA = {
     "type": "object",
     "properties": {
@@ -25,6 +26,8 @@ VERDICT_SCHEMA = {
     "required": ["winner", "reason"],
     "additionalProperties": False,
 }
+# A reason longer than the schema allows (a server that ignores it) is cut to this.
+REASON_CHARS = 160
 
 
 def judge_prompt(criteria: str) -> str:
@@ -36,8 +39,9 @@ def judge_prompt(criteria: str) -> str:
     )
 
 
-def parse_winner(content: str) -> Winner | None:
-    """The winner named by the first JSON object in the reply; None when there is none or it is not A or B."""
+def parse_verdict(content: str) -> tuple[Winner | None, str | None]:
+    """The winner and reason named by the first JSON object in the reply. The winner is None when there is no
+    object or it names neither A nor B; the reason is None when missing or not text (the winner stands without it)."""
     decoder = json.JSONDecoder()
     start = content.find("{")
     while start != -1:
@@ -47,11 +51,17 @@ def parse_winner(content: str) -> Winner | None:
             start = content.find("{", start + 1)
             continue
         if isinstance(found, dict):
-            winner = found.get("winner")
+            winner, reason = found.get("winner"), found.get("reason")
             named = winner.strip() if isinstance(winner, str) else None
-            return "A" if named == "A" else "B" if named == "B" else None
+            said = " ".join(reason.split())[:REASON_CHARS] if isinstance(reason, str) and reason.strip() else None
+            return ("A" if named == "A" else "B" if named == "B" else None), said
         start = content.find("{", start + 1)
-    return None
+    return None, None
+
+
+def parse_winner(content: str) -> Winner | None:
+    """The winner named by the first JSON object in the reply; None when there is none or it is not A or B."""
+    return parse_verdict(content)[0]
 
 
 def message_content(body: Any) -> str:
@@ -99,7 +109,7 @@ class OpenAIJudge(PairwiseJudge[str]):
     def prepare_rollout(self, png: bytes) -> str:
         return _data_url(png)
 
-    async def compare(self, image_a: str, image_b: str) -> Winner | None:
+    async def explain(self, image_a: str, image_b: str) -> tuple[Winner | None, str | None]:
         s = self.settings
         body = {
             "model": s.model,
@@ -125,7 +135,7 @@ class OpenAIJudge(PairwiseJudge[str]):
             content = await post_json(
                 client, self.url, body, message_content, stage="judge", attempts=s.attempts, backoff_s=s.backoff_s
             )
-        return parse_winner(content)
+        return parse_verdict(content)
 
     async def aclose(self) -> None:
         await self._http.aclose()

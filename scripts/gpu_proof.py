@@ -3,7 +3,7 @@ checkpointing, a few GRPO steps through the real trainer, rollout store and curv
 
 The GPU machine has no Chromium, so the reward is `rewards.static.StaticReward` (static gate + length ramp);
 renders, the aesthetic scorer and the judge are not run there. bf16 and checkpointing switch on by themselves
-when CUDA is present (`watercolour.trainer.device_settings`).
+when CUDA is present (`watercolour.lora.device_settings`).
 
     python scripts/gpu_proof.py --gguf SmolLM2-135M-Instruct.Q4_1.gguf --out DIR [--steps 4] [--generations 8]
 

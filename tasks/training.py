@@ -61,16 +61,26 @@ def grpo_train(
 
     with make_task_runner(fan_out) as runner:
 
-        def make_reward(config: RunConfig, run_dir: Path, on_scored: OnScored | None = None) -> FannedReward:
+        def step_hook(config: RunConfig, run_dir: Path, on_scored: OnScored | None = None) -> OnScored:
             hook: OnScored = StepReporter(config.name, run_dir, config.training.steps, then=on_scored)
-            if inject is not None:
-                hook = FailAtStep(inject, then=hook)
-            return FannedReward(config, run_dir, hook, runner=runner, retries=fan_out.retries)
+            return FailAtStep(inject, then=hook) if inject is not None else hook
+
+        def make_reward(config: RunConfig, run_dir: Path, on_scored: OnScored | None = None) -> FannedReward:
+            return FannedReward(
+                config, run_dir, step_hook(config, run_dir, on_scored), runner=runner, retries=fan_out.retries
+            )
 
         try:
             # Needs the trainer to build its reward through `make_reward(config, run_dir, on_scored)`.
             # echo: each step's summary line (the curves' numbers) goes to the flow's logs.
-            written = training.train(config, resume=checkpoint is not None, echo=logger.info, make_reward=make_reward)
+            # A repaint run's environments score its episodes; the same step artifacts follow each recorded step.
+            written = training.train(
+                config,
+                resume=checkpoint is not None,
+                echo=logger.info,
+                make_reward=make_reward,
+                step_hook=step_hook,
+            )
         finally:
             close_engine_thread()
     latest = latest_checkpoint(run_dir)

@@ -113,7 +113,7 @@ def local_prefect(tmp_path_factory):
 
 
 def test_presets_are_deployed_with_their_parameters(local_prefect):
-    for preset in ("judge-led", "hps-led", "hps-only", "smoke"):
+    for preset in ("judge-led", "hps-led", "hps-only", "smoke", "repaint"):
         deployment = local_prefect.get(f"/deployments/name/train/{preset}")
         assert deployment["parameters"] == {"preset": preset}
         assert deployment["work_pool_name"] == "local-process"

@@ -71,7 +71,7 @@ def zero_adapter(tmp_path_factory):
     from peft import get_peft_model
 
     from watercolour.adapter import load_base
-    from watercolour.trainer import lora_config
+    from watercolour.lora import lora_config
 
     torch.manual_seed(0)
     base = str(tiny_sketcher())

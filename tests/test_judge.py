@@ -14,7 +14,7 @@ from servers.openai_compat import openai_compat_server, verdict
 from rewards.errors import ServiceUnavailable
 from rewards.judge import make_judge
 from rewards.judge_protocol import JudgeSettings, draw_references
-from rewards.openai_judge import OpenAIJudge, parse_winner
+from rewards.openai_judge import OpenAIJudge, parse_verdict, parse_winner
 from watercolour.reference_pool import Reference
 
 
@@ -89,7 +89,30 @@ def test_parse_winner_reads_the_first_json_object():
     assert parse_winner('{"winner": "A", "reason": "cut off mid-sen') is None
 
 
+def test_parse_verdict_keeps_the_reason_and_a_winner_without_one():
+    assert parse_verdict('{"winner": "B", "reason": "  softer\\n edges "}') == ("B", "softer edges")
+    assert parse_verdict('{"winner": "A"}') == ("A", None)
+    assert parse_verdict('{"winner": "A", "reason": 7}') == ("A", None)
+    assert parse_verdict('{"winner": "C", "reason": "neither"}') == (None, "neither")
+    assert parse_verdict('{"winner": "A", "reason": "x' + "y" * 400 + '"}')[1] == "x" + "y" * 159
+    assert parse_verdict("no json here") == (None, None)
+
+
 # --- the OpenAI-compatible backend ---
+
+
+async def test_the_judge_keeps_its_reason_from_the_order_that_shows_the_painting_first():
+    def explained(a: bytes, b: bytes) -> str:
+        wider = "A" if width_of(a) > width_of(b) else "B"
+        return verdict(wider, f"{wider} is wider ({width_of(a)} against {width_of(b)})")
+
+    with openai_compat_server(explained) as server:
+        judge = openai_judge(server.url)
+        result = await judge.judge(solid(400), group_seed=1)
+        await judge.aclose()
+    assert result.score == 1.0
+    for comparison in result.comparisons:
+        assert comparison.reason is not None and comparison.reason.startswith("A is wider (400 against ")
 
 
 async def test_a_better_painting_wins_every_comparison_in_both_orders():
@@ -205,3 +228,20 @@ async def test_offline_judge_puts_a_blank_page_and_a_flat_blob_below_a_wash():
     wash = await judge.judge(layered_wash(seed=21), group_seed=1)
     assert empty.score == 0.0 and blob.score is not None and wash.score is not None
     assert blob.score < wash.score
+
+
+async def test_offline_judge_gives_its_reason_from_the_features_it_compares_named_as_offline():
+    judge = make_judge(JudgeSettings(), painted_pool())
+    blob = await judge.judge(flat_blob(), group_seed=1)
+    wash = await judge.judge(layered_wash(seed=21), group_seed=1)
+    for result in (blob, wash):
+        assert all(c.reason is not None and c.reason.startswith("offline judge: ") for c in result.comparisons)
+    # The reason names the winner of the order that showed the painting as A, and what it gained merit on.
+    for comparison in blob.comparisons:
+        assert comparison.reason is not None and comparison.reason.startswith(
+            f"offline judge: {comparison.first} has "
+        )
+    lost = [c for c in blob.comparisons if c.first == "B"]
+    assert lost, "the flat blob loses to some reference"
+    words = ("more paint", "less paint", "tonal range", "edges", "palette", "centred", "closer to the loved")
+    assert all(any(word in (c.reason or "") for word in words) for c in lost)

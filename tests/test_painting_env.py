@@ -60,6 +60,8 @@ async def test_two_paintings_are_observed_and_the_episode_ends_after_the_configu
     assert "Painting 2 of 2" in second and "passed" in second
     assert "Paint covers" in second and "centred at (" in second and "Main colours: #" in second
     assert "Judge (offline" in second  # the offline judge is named as such
+    # and its reason, from the features it compares, names itself as offline
+    assert "(yours was image A): offline judge: " in second
     assert "last painting" in second
 
     assert "No paintings left" in await env.paint(flower_sketch)
@@ -111,3 +113,26 @@ def test_the_episode_reward_is_the_final_painting_or_final_plus_weighted_improve
     )
     assert episode_reward([0.3, None], RepaintSettings()) is None
     assert episode_reward([], RepaintSettings()) == 0.0
+
+
+async def test_calls_of_one_reply_run_at_once_and_still_keep_to_the_turn_limit(
+    tmp_path: Path, browser_pool, flower_sketch: str
+) -> None:
+    import asyncio
+
+    env = PaintingEnv(engine(tmp_path, browser_pool), RepaintSettings(turns=2))
+    env.reset(prompt="p")
+    answers = await asyncio.gather(*(env.paint(flower_sketch) for _ in range(3)))
+    assert sum("No paintings left" in answer for answer in answers) == 1
+    assert [turn.observation.turn for turn in env.turns] == [1, 2]
+
+
+async def test_a_vision_policy_gets_the_rendered_picture_as_an_image_block(
+    tmp_path: Path, browser_pool, flower_sketch: str
+) -> None:
+    env = PaintingEnv(engine(tmp_path, browser_pool), RepaintSettings(vision=True))
+    env.reset(prompt="p")
+    image, text = await env.paint(flower_sketch)
+    assert isinstance(image, dict) and isinstance(text, dict)
+    assert image["type"] == "image" and image["image"].size == (600, 600)
+    assert text["type"] == "text" and text["text"].startswith("Painting 1 of 2.")

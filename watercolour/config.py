@@ -172,6 +172,12 @@ class RepaintSettings(BaseModel):
         default=False,
         description="Return the rendered PNG as an image content block with the text observation (a VLM policy).",
     )
+    warm_start_examples: int = Field(
+        default=0,
+        ge=0,
+        description="Before GRPO, SFT the policy on this many compact sketches written as paint calls (kept in "
+        "RUN_DIR/warmstart and reused), unless training.start_adapter is set; 0 = no warm start.",
+    )
 
 
 class OpenEnvSettings(BaseModel):

@@ -26,6 +26,10 @@ class GalleryItem(BaseModel):
     preset: str | None = Field(default=None, description="Run preset or run tag; the page filters on it.")
     tier: str | None = None
     violations: list[str] = Field(default_factory=list, description="Gate violation codes, if it failed.")
+    note: str = Field(default="", description="Text shown under the painting (a repaint turn's observation).")
+    turns: list[GalleryItem] = Field(
+        default_factory=list, description="A repaint episode's paintings in order, shown side by side."
+    )
 
 
 def embed_json(data: object) -> str:
@@ -57,6 +61,10 @@ PAGE = """<!doctype html>
   button, select { font: inherit; padding: .25rem .6rem; }
   #grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 1rem;
           align-items: start; }
+  .episode { grid-column: span 2; }
+  .turns { display: flex; gap: .5rem; }
+  .turns > .card { flex: 1; border-style: dashed; }
+  .note { white-space: pre-wrap; font-size: 11px; color: #4d463f; }
   .card { min-width: 0; background: #fff; border: 1px solid #e4ddd0; border-radius: 6px; padding: .6rem; }
   .card img { width: 100%; aspect-ratio: 1; object-fit: contain; display: block; background: #f4eee2; }
   .card .unrendered { width: 100%; aspect-ratio: 1; display: flex; align-items: center; justify-content: center;
@@ -93,9 +101,13 @@ function el(tag, cls, text) {
 function fmt(x) { return x === null || x === undefined ? "-" : Number(x).toFixed(3); }
 
 function card(item) {
-  const box = el("div", "card");
+  const box = el("div", item.turns.length ? "card episode" : "card");
   box.dataset.preset = item.preset || "";
-  if (item.image) {
+  if (item.turns.length) {
+    const row = el("div", "turns");
+    row.append(...item.turns.map(card));
+    box.append(row);
+  } else if (item.image) {
     const img = el("img");
     img.src = item.image;
     img.alt = item.title;
@@ -114,6 +126,11 @@ function card(item) {
   const parts = Object.entries(item.parts).map(([k, v]) => k + " " + fmt(v));
   if (parts.length) box.append(el("div", "meta parts", parts.join(" \\u00b7 ")));
   if (item.violations.length) box.append(el("div", "violations", item.violations.join(", ")));
+  if (item.note) {
+    const details = el("details");
+    details.append(el("summary", "", "observation"), el("div", "note", item.note));
+    box.append(details);
+  }
   if (item.sketch) {
     const details = el("details");
     details.append(el("summary", "", "sketch"), el("pre", "", item.sketch));

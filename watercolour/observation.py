@@ -125,8 +125,8 @@ class Observation(BaseModel):
         return "\n".join(lines)
 
 
-def observe(parts: RewardParts, turn: int, turns: int, judge_reason: str = "") -> Observation:
-    """The observation of one scored painting. `judge_reason` is the judge's reason, when its backend gives one."""
+def observe(parts: RewardParts, turn: int, turns: int) -> Observation:
+    """The observation of one scored painting."""
     verdict = parts.verdict
     render = verdict.render if verdict is not None else None
     png = render.png if render is not None else None
@@ -138,7 +138,7 @@ def observe(parts: RewardParts, turn: int, turns: int, judge_reason: str = "") -
         reward=parts.reward,
         problems=problems(verdict) if verdict is not None and not verdict.passed else [],
         facts=picture_facts(png) if png is not None else None,
-        judge=judge_note(parts.details.get("judge"), parts.backends.get("judge", ""), judge_reason),
+        judge=judge_note(parts.details.get("judge"), parts.backends.get("judge", "")),
         failure=failure,
         png=png,
     )
@@ -154,7 +154,7 @@ def problems(verdict: GateVerdict) -> list[str]:
     return lines
 
 
-def judge_note(detail: dict[str, Any] | None, backend: str, reason: str = "") -> JudgeNote | None:
+def judge_note(detail: dict[str, Any] | None, backend: str) -> JudgeNote | None:
     """The judge's verdict from its term detail (a `JudgeVerdict` dump); None when the judge was not asked."""
     if not detail:
         return None
@@ -165,8 +165,18 @@ def judge_note(detail: dict[str, Any] | None, backend: str, reason: str = "") ->
         wins=wins,
         comparisons=len(comparisons),
         backend=detail.get("backend") or backend,
-        reason=reason,
+        reason=judge_reason(comparisons),
     )
+
+
+def judge_reason(comparisons: list[dict[str, Any]]) -> str:
+    """The judge's reason against one reference, the first the painting did not beat outright (what to improve),
+    else the first it beat; the reason was given with the painting shown as image A. Empty without one."""
+    explained = [c for c in comparisons if c.get("reason")]
+    chosen = next((c for c in explained if c["score"] < 1.0), explained[0] if explained else None)
+    if chosen is None:
+        return ""
+    return f"Against reference {chosen['reference']} (yours was image A): {chosen['reason'].rstrip('.')}."
 
 
 def picture_facts(png: bytes) -> PictureFacts:

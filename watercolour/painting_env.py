@@ -71,11 +71,13 @@ class PaintingEnv:
         self._settings = settings
         self._step = step
         self._turns: list[Turn] = []
+        self._started = 0
         self._seed = 0
 
     def reset(self, **columns: Any) -> str:
         """Start an episode for one dataset row; its prompt (and the step) seed the judge's references."""
         self._turns = []
+        self._started = 0
         self._seed = group_seed(columns.get("prompt"), self._step())
         return instructions(self._settings)
 
@@ -86,14 +88,17 @@ class PaintingEnv:
             sketch: The complete p5.brush sketch (JavaScript) with its setup and draw functions.
 
         Returns:
-            What the painting looked like: whether it passed the checks, its score, the measured facts of the picture
-            and the judge's verdict (with the picture itself for a vision model).
+            What the painting looked like, and its score.
         """
-        if len(self._turns) >= self._settings.turns:
+        if self._started >= self._settings.turns:
             return f"No paintings left: this episode allows {self._settings.turns}."
+        # Counted before the await: TRL runs the calls of one reply concurrently, and each must see the others.
+        self._started += 1
+        turn = self._started
         parts = await self._engine.score_one(sketch, seed=self._seed, step=self._step())
-        observation = observe(parts, turn=len(self._turns) + 1, turns=self._settings.turns)
+        observation = observe(parts, turn=turn, turns=self._settings.turns)
         self._turns.append(Turn(sketch=sketch, parts=parts, observation=observation))
+        self._turns.sort(key=lambda done: done.observation.turn)
         if self._settings.vision and observation.png is not None:
             from PIL import Image
 

@@ -80,6 +80,10 @@ class Comparison(BaseModel):
     second: str | None = Field(default=None, description="Winner with the rollout shown as B: 'A', 'B' or None.")
     score: float | None = Field(default=None, description="1 won both, 0.5 split, 0 lost both; None unresolved.")
     position_biased: bool = False
+    reason: str | None = Field(
+        default=None,
+        description="The judge's reason with the rollout shown as A (an offline judge's names itself as offline).",
+    )
 
 
 class JudgeVerdict(BaseModel):

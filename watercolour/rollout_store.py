@@ -50,6 +50,10 @@ def shard_schema() -> Any:
         "violations": pa.list_(text),
         **dict.fromkeys(("coverage", "render_ms"), number),
         **dict.fromkeys(("dead_letter", "timings_ms", "parts"), text),
+        # Repaint episodes: one row per painting; None for single-turn rollouts.
+        "turn": count,
+        "observation": text,
+        "episode_reward": number,
     }
     return pa.schema(list(columns.items()))
 
@@ -94,15 +98,64 @@ class RolloutStore:
                 if value is not None:
                     kwargs["log_metric"](name, value)
 
+    def record_episodes(
+        self, prompts: list[Any], completions: list[Any], environments: list[Any], kwargs: dict[str, Any]
+    ) -> None:
+        """Write one step's repaint episodes (`watercolour.painting_env.PaintingEnv`): a row per painting, with its
+        observation and the episode's reward; an episode that never painted is one row without a turn."""
+        step = rollout_step(kwargs.get("trainer_state"))
+        if step is None:
+            step = self.next_step()
+        rows, finals = [], []
+        subjects = list(kwargs.get("subject") or [None] * len(prompts))
+        for position, (prompt, completion, env) in enumerate(zip(prompts, completions, environments, strict=True)):
+            turns = env.turns
+            subject = subjects[position]
+            if not turns:
+                parts = RewardParts(reward=env.reward, terms={"gate": 0.0})
+                rows.append(self._row(step, position, prompt, completion, parts, subject, episode_reward=env.reward))
+                finals.append(rows[-1])
+            for number, turn in enumerate(turns, start=1):
+                rows.append(
+                    self._row(
+                        step,
+                        position,
+                        prompt,
+                        turn.sketch,
+                        turn.parts,
+                        subject,
+                        turn=number,
+                        observation=turn.observation.text(),
+                        episode_reward=env.reward,
+                    )
+                )
+            if turns:
+                finals.append(rows[-1])
+        self._write_shard(step, rows)
+        if "log_metric" in kwargs:
+            for name, value in rollout_summary(finals).items():
+                if value is not None:
+                    kwargs["log_metric"](name, value)
+
     def _row(
-        self, step: int, position: int, prompt: Any, completion: Any, parts: RewardParts, subject: str | None
+        self,
+        step: int,
+        position: int,
+        prompt: Any,
+        completion: Any,
+        parts: RewardParts,
+        subject: str | None = None,
+        turn: int | None = None,
+        observation: str | None = None,
+        episode_reward: float | None = None,
     ) -> dict[str, Any]:
         group, index = divmod(position, self.num_generations)
         verdict = parts.verdict
         render = verdict.render if verdict is not None else None
         png_path = None
         if render is not None and render.png is not None:
-            relative = Path(ROLLOUTS_DIR) / "png" / str(step) / f"{group}_{index}.png"
+            name = f"{group}_{index}.png" if turn is None else f"{group}_{index}_turn{turn}.png"
+            relative = Path(ROLLOUTS_DIR) / "png" / str(step) / name
             (self.run_dir / relative).parent.mkdir(parents=True, exist_ok=True)
             (self.run_dir / relative).write_bytes(render.png)
             png_path = relative.as_posix()
@@ -135,6 +188,9 @@ class RolloutStore:
             "timings_ms": json.dumps(parts.timings_ms),
             # Everything else (weights, backends, the verdict's details, the judge's comparisons), minus PNG bytes.
             "parts": parts.model_dump_json(exclude={"verdict": {"render": {"png"}}}),
+            "turn": turn,
+            "observation": observation,
+            "episode_reward": episode_reward,
         }
 
     def _write_shard(self, step: int, rows: list[dict[str, Any]]) -> None:
@@ -186,20 +242,36 @@ class RolloutStore:
 
 def gallery_items(rows: list[dict[str, Any]], gallery_dir: Path, run_dir: Path) -> list[GalleryItem]:
     """Every rollout as a gallery card: its painting (by a path into the store) or, when the gate refused it before
-    rendering, its violations and the text the policy wrote, so a failed step can be read too."""
-    items = []
+    rendering, its violations and the text the policy wrote, so a failed step can be read too. A repaint episode is
+    one card holding its paintings side by side, each with the observation the policy read."""
+    items: list[GalleryItem] = []
+    episodes: dict[tuple[int, int, int], GalleryItem] = {}
     for row in rows:
-        image = Path(os.path.relpath(run_dir / row["png"], gallery_dir)).as_posix() if row["png"] else None
-        items.append(
-            GalleryItem(
-                image=image,
-                title=f"step {row['step']} · group {row['group']} · #{row['index']}",
-                sketch=row["sketch"] or row["completion"] or "",
-                reward=row["reward"],
-                parts={name: row.get(name) for name in (*term_names(), "coverage")},
-                step=row["step"],
-                preset=row["preset"],
-                violations=row["violations"],
-            )
+        card = _card(row, gallery_dir, run_dir)
+        if row.get("turn") is None:
+            items.append(card)
+            continue
+        key = (row["step"], row["group"], row["index"])
+        if key not in episodes:
+            # Copies share lists: the episode gets lists of its own, or it would hold itself.
+            episode: dict[str, Any] = {"image": None, "sketch": "", "violations": [], "parts": {}, "turns": []}
+            episodes[key] = card.model_copy(update={**episode, "reward": row["episode_reward"]})
+            items.append(episodes[key])
+        episodes[key].turns.append(
+            card.model_copy(update={"title": f"turn {row['turn']}", "note": row["observation"]})
         )
     return items
+
+
+def _card(row: dict[str, Any], gallery_dir: Path, run_dir: Path) -> GalleryItem:
+    image = Path(os.path.relpath(run_dir / row["png"], gallery_dir)).as_posix() if row["png"] else None
+    return GalleryItem(
+        image=image,
+        title=f"step {row['step']} · group {row['group']} · #{row['index']}",
+        sketch=row["sketch"] or row["completion"] or "",
+        reward=row["reward"],
+        parts={name: row.get(name) for name in (*term_names(), "coverage")},
+        step=row["step"],
+        preset=row["preset"],
+        violations=row["violations"],
+    )

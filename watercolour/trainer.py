@@ -19,7 +19,7 @@ import torch
 from datasets import Dataset
 from peft import LoraConfig
 from tqdm.auto import tqdm
-from transformers import ProgressCallback, TrainerCallback
+from transformers import AutoTokenizer, ProgressCallback, TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from rewards.composite import CompositeReward
@@ -32,10 +32,14 @@ from watercolour.distributed import ScoredSlices, per_process_config, process_st
 from watercolour.early_scoring import scoring_during_generation
 from watercolour.gallery import write_gallery
 from watercolour.generation import enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
+from watercolour.lora import device_settings, lora_config
+from watercolour.painting_env import EpisodeFactory
 from watercolour.policy import resolve_model, set_cpu_threads
 from watercolour.prompt import messages
+from watercolour.repaint_reward import RepaintReward, StepClock, StepHook, close_episodes, episode_factory
 from watercolour.rollout_store import RolloutStore, gallery_items
 from watercolour.run_dir import CHECKPOINTS_DIR, checkpoint_step, latest_checkpoint
+from watercolour.tool_chat import use_tool_template
 
 
 ADAPTER_DIR = "adapter"
@@ -45,10 +49,25 @@ KEEP_CHECKPOINTS = 3
 
 # (config, run_dir, on_scored) -> a TRL reward function that calls on_scored(prompts, completions, parts, kwargs).
 RewardFactory = Callable[[RunConfig, Path, Callable[..., None]], Any]
+# (config, run_dir) -> what a repaint run calls after recording each step's episodes (`RepaintReward.on_step`).
+StepHookFactory = Callable[[RunConfig, Path], StepHook]
 
 
 class RunDirInUse(RuntimeError):
     """A fresh run was asked for in a directory that already holds a run's checkpoints."""
+
+
+class RepaintInOneProcess(RuntimeError):
+    """Repaint episodes were asked of a multi-process run; they train in one process (docs/repaint.md)."""
+
+
+def refuse_repaint_in_processes(config: RunConfig, world_size: int) -> None:
+    """Repaint runs train in one process: its episodes record their own turns, which are not gathered."""
+    if config.repaint is not None and world_size > 1:
+        raise RepaintInOneProcess(
+            "repaint episodes train in one process (their turns are recorded by the environments, not gathered "
+            f"across processes); run it without `accelerate launch` (world size {world_size})"
+        )
 
 
 class TimedGRPOTrainer(GRPOTrainer):
@@ -83,6 +102,15 @@ class TimedGRPOTrainer(GRPOTrainer):
         finally:
             self._record_time("generate", started)
 
+    def _generate_single_turn(
+        self, prompt_ids: Any, images: Any, multimodal_fields: Any, *args: Any, **kw: Any
+    ) -> Any:
+        # TRL hands `generate` every output of a VLM's image processor, which for Gemma 3 includes `num_crops`, an
+        # input its model does not take (a repaint tool result's picture then fails the generate call).
+        return super()._generate_single_turn(
+            prompt_ids, images, generation_inputs(self.model, multimodal_fields), *args, **kw
+        )
+
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
         started = time.perf_counter()
         try:
@@ -105,6 +133,17 @@ class TimedGRPOTrainer(GRPOTrainer):
             self.store.record_batch(
                 prompts, completions, parts, {"trainer_state": self.state, "log_metric": self._log_metric}
             )
+
+
+def generation_inputs(model: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """The processor outputs `generate` accepts: those the model's forward or its input preparation names."""
+    import inspect
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    names = set(inspect.signature(base.forward).parameters) | set(
+        inspect.signature(base.prepare_inputs_for_generation).parameters
+    )
+    return {key: value for key, value in fields.items() if key in names}
 
 
 # Where the per-step summary line goes: stderr under the progress bar (True), nowhere (False), or a callable.
@@ -142,14 +181,6 @@ class QuietProgress(ProgressCallback):
         return None
 
 
-def device_settings(training: TrainingSettings) -> tuple[bool, bool]:
-    """bf16 and gradient checkpointing: on with a GPU unless the configuration says otherwise."""
-    cuda = torch.cuda.is_available()
-    bf16 = training.bf16 if training.bf16 is not None else cuda and torch.cuda.is_bf16_supported()
-    checkpointing = training.gradient_checkpointing if training.gradient_checkpointing is not None else cuda
-    return bool(bf16), bool(checkpointing)
-
-
 def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
     """The recipe's GRPO settings from the configuration, checkpointing and trackio under the run directory."""
     training = config.training
@@ -185,18 +216,9 @@ def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
         run_name=run_dir.name,
         trackio_space_id=None,
         trackio_static_space_id=False,
+        # A repaint episode's tool loop runs once per painting; the reply after the last observation is not acted on.
+        max_tool_calling_iterations=config.repaint.turns if config.repaint is not None else None,
         **grpo_kwargs(resolve(training)),
-    )
-
-
-def lora_config(training: TrainingSettings) -> LoraConfig:
-    """LoRA on every linear layer: a hand-written module list reached 10 of 40 layers of the recipe's MoE."""
-    return LoraConfig(
-        r=training.lora_r,
-        lora_alpha=training.lora_alpha,
-        lora_dropout=0.0,
-        target_modules="all-linear",
-        task_type="CAUSAL_LM",
     )
 
 
@@ -214,13 +236,27 @@ def prompt_dataset(training: TrainingSettings, world_size: int = 1) -> Dataset:
     )
 
 
+def processing_class(model: str, vision: bool) -> Any:
+    """The policy's tokenizer, or for a vision policy its processor (images in tool results go through it)."""
+    if vision:
+        from transformers import AutoProcessor
+
+        return AutoProcessor.from_pretrained(model, padding_side="left", truncation_side="left")
+    return AutoTokenizer.from_pretrained(model)
+
+
 def build_trainer(
-    config: RunConfig, run_dir: Path, echo: Echo = True, make_reward: RewardFactory = CompositeReward
+    config: RunConfig,
+    run_dir: Path,
+    echo: Echo = True,
+    make_reward: RewardFactory = CompositeReward,
+    step_hook: StepHookFactory | None = None,
 ) -> TimedGRPOTrainer:
     """The GRPO trainer for this run: policy, LoRA (fresh, or the start adapter), reward, store and curves.
 
     `make_reward(config, run_dir, on_scored)` builds the reward function; the Prefect flow passes one that fans
-    each step's rollouts out as tasks. Under `accelerate launch` each process builds its own reward, with its
+    each step's rollouts out as tasks. A repaint run's environments score instead, and `step_hook(config, run_dir)`
+    (the flow's step artifacts) is called after each step's episodes are recorded. Under `accelerate launch` each process builds its own reward, with its
     share of the browsers, and the main process records the gathered step (`watercolour.distributed`).
     """
     training = config.training
@@ -229,12 +265,12 @@ def build_trainer(
     args = grpo_args(config, run_dir)  # sets up the process group under `accelerate launch`
     store = RolloutStore(run_dir, training.num_generations, preset=config.name, pool_revision=config.pool_revision)
     slices = ScoredSlices() if args.world_size > 1 else None
+    refuse_repaint_in_processes(config, args.world_size)
     if config.openenv is not None:
         # The OpenEnv server is where the work spreads out: a Prefect fan-out on top would only add a hop.
         from openenv_painting.reward import OpenEnvReward
 
         make_reward = OpenEnvReward
-    reward = make_reward(per_process_config(config, args.world_size), run_dir, slices or store.record_batch)
     model: Any = resolve_model(training.model)
     tokenizer: Any = None
     peft_config: LoraConfig | None = lora_config(training)
@@ -245,6 +281,16 @@ def build_trainer(
             training.start_adapter, trainable=True, dtype=torch.bfloat16 if bf16 else torch.float32
         )
         peft_config = None
+    callbacks: list[Any] = [CurvesCallback(CurvesFile(run_dir), echo=echo)]
+    factory: EpisodeFactory | None = None
+    if config.repaint is not None:
+        # Multi-turn episodes: the environment scores each painting; the reward function reads the episodes.
+        factory = episode_factory(config, run_dir)
+        tokenizer = use_tool_template(tokenizer or processing_class(model, vision=config.repaint.vision))
+        reward: Any = RepaintReward(factory, store, step_hook(config, run_dir) if step_hook is not None else None)
+        callbacks.append(StepClock(factory))
+    else:
+        reward = make_reward(per_process_config(config, args.world_size), run_dir, slices or store.record_batch)
     # TRL's annotation predates async reward functions; it gathers them all the same.
     reward_funcs: list[Any] = [reward]
     trainer = TimedGRPOTrainer(
@@ -254,12 +300,14 @@ def build_trainer(
         train_dataset=prompt_dataset(training, args.world_size),
         processing_class=tokenizer,
         peft_config=peft_config,
-        callbacks=[CurvesCallback(CurvesFile(run_dir), echo=echo)],
+        callbacks=callbacks,
+        environment_factory=factory,
     )
     trainer.slices, trainer.store = slices, store
     plan = resolve(training)
     enable_compile(trainer, plan)
-    trainer.early_scoring = plan.early_scoring
+    # Repaint episodes are scored by their environments, turn by turn, not from the finished text.
+    trainer.early_scoring = plan.early_scoring and config.repaint is None
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(QuietProgress())
     return trainer
@@ -272,6 +320,8 @@ def close_reward(trainer: GRPOTrainer) -> None:
     for reward in trainer.reward_funcs:
         if isinstance(reward, CompositeReward):
             asyncio.run_coroutine_threadsafe(reward.aclose(), trainer.async_loop).result()
+        elif isinstance(reward, RepaintReward):
+            close_episodes(reward.factory, trainer.async_loop)
 
 
 def resume_point(run_dir: Path, resume: bool) -> Path | None:
@@ -319,7 +369,11 @@ def pin_pool_revision(config: RunConfig, started: Path | None) -> RunConfig:
 
 
 def train(
-    config: RunConfig, resume: bool = False, echo: Echo = True, make_reward: RewardFactory = CompositeReward
+    config: RunConfig,
+    resume: bool = False,
+    echo: Echo = True,
+    make_reward: RewardFactory = CompositeReward,
+    step_hook: StepHookFactory | None = None,
 ) -> dict[str, Path]:
     """One run end to end: resume point, training, the adapter and the run's gallery. Returns what it wrote.
 
@@ -332,11 +386,17 @@ def train(
     checkpoint = resume_point(run_dir, resume)  # every process decides the same, so all refuse or none does
     # Every process pins the same revision (a read-only hash); a resume against a changed pool is refused by all.
     config = pin_pool_revision(config, run_dir / "config.yaml" if checkpoint is not None else None)
+    refuse_repaint_in_processes(config, processes.num_processes)
+    repaint = config.repaint
+    if repaint is not None and repaint.warm_start_examples and config.training.start_adapter is None:
+        from watercolour.warmstart import repaint_warm_start
+
+        config = repaint_warm_start(config, run_dir)
     if processes.is_main_process:
         forget_steps_after(run_dir, checkpoint)
         config.save(run_dir / "config.yaml")
     processes.wait_for_everyone()  # nobody records a step before the main process forgot the ones to redo
-    trainer = build_trainer(config, run_dir, echo=echo, make_reward=make_reward)
+    trainer = build_trainer(config, run_dir, echo=echo, make_reward=make_reward, step_hook=step_hook)
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     finally:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from watercolour.config import RunConfig
+from watercolour.config import RepaintSettings, RunConfig
 from watercolour.procedural import Style
 from watercolour.prompt import SUBJECTS, PromptStyle, messages
 
@@ -120,6 +120,27 @@ def build_examples(
     return rows, sum(1 for item in chosen if item in pool)
 
 
+def as_paint_calls(rows: list[dict], repaint: RepaintSettings) -> list[dict]:
+    """The rows as the repaint policy must answer: the prompt with the environment's instructions (what `reset`
+    appends) and the tools listed, the answer a call of `paint` with the sketch (rendered by the tool template)."""
+    from transformers.utils import get_json_schema
+
+    from watercolour.painting_env import PaintingEnv, instructions
+    from watercolour.sketch import extract_sketch
+
+    tools = json.dumps([get_json_schema(PaintingEnv.paint)])
+    converted = []
+    for row in rows:
+        prompt = [dict(message) for message in row["prompt"]]
+        prompt[-1]["content"] += instructions(repaint)
+        sketch = extract_sketch(row["completion"][0]["content"])
+        assert sketch is not None, "a warm-start answer holds a sketch"
+        call = {"type": "function", "function": {"name": "paint", "arguments": {"sketch": sketch}}}
+        completion = [{"role": "assistant", "content": "", "tool_calls": [call]}]
+        converted.append({"prompt": prompt, "completion": completion, "tools": tools})
+    return converted
+
+
 def warm_start(
     config: RunConfig,
     run_dir: Path | None = None,
@@ -138,8 +159,8 @@ def warm_start(
     from trl import SFTConfig, SFTTrainer
 
     from watercolour.adapter import export_adapter, load_base, load_policy
+    from watercolour.lora import device_settings, lora_config
     from watercolour.policy import resolve_model, set_cpu_threads
-    from watercolour.trainer import device_settings, lora_config
 
     training = config.training
     run_dir = Path(run_dir or config.run_dir or Path("runs") / config.name)
@@ -159,11 +180,22 @@ def warm_start(
         training.prompt,
         neighbours,
     )
+    if config.repaint is not None:  # taught to paint through the tool, in the template it calls tools with
+        from watercolour.tool_chat import use_tool_template
+
+        tokenizer = use_tool_template(tokenizer)
+        rows = as_paint_calls(rows, config.repaint)
     # The templated prompt's character count bounds its token count (a token is at least one character).
-    prompt_chars = len(
-        tokenizer.apply_chat_template(
-            messages(training.subject, training.prompt), add_generation_prompt=True, tokenize=False
+    prompt_chars = max(
+        len(
+            tokenizer.apply_chat_template(
+                row["prompt"],
+                tools=json.loads(row["tools"]) if "tools" in row else None,
+                add_generation_prompt=True,
+                tokenize=False,
+            )
         )
+        for row in rows
     )
     bf16, checkpointing = device_settings(training)
     args = SFTConfig(
@@ -174,8 +206,9 @@ def warm_start(
         warmup_steps=max(1, round(0.1 * examples * epochs)),
         per_device_train_batch_size=1,
         gradient_accumulation_steps=1,
-        # Never truncate: every row is a prompt plus a completion shorter than GRPO's budget.
-        max_length=prompt_chars + training.max_completion_length,
+        # Never truncate: every row is a prompt plus a completion shorter than GRPO's budget (a paint call's JSON
+        # escapes add a few tokens a line, hence the margin).
+        max_length=prompt_chars + 2 * training.max_completion_length,
         completion_only_loss=True,
         bf16=bf16,
         use_cpu=not cuda,
@@ -215,3 +248,12 @@ def warm_start(
     )
     (out_dir / REPORT_FILE).write_text(json.dumps(asdict(report), indent=2) + "\n")
     return report
+
+
+def repaint_warm_start(config: RunConfig, run_dir: Path) -> RunConfig:
+    """The configuration with `training.start_adapter` set to the run's repaint warm start, made once and reused."""
+    assert config.repaint is not None
+    adapter = run_dir / WARMSTART_DIR / ADAPTER_DIR
+    if not (run_dir / WARMSTART_DIR / REPORT_FILE).is_file():
+        warm_start(config, run_dir, examples=config.repaint.warm_start_examples, epochs=2.0, style="compact")
+    return config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})

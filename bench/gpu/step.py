@@ -53,7 +53,8 @@ def bench_config(
 def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int, reward: Any = spread_reward) -> Any:
     """The project's trainer around `model`, without trackio (it is not on the GPU machine) or checkpoints."""
     from watercolour.generation import enable_compile, resolve
-    from watercolour.trainer import TimedGRPOTrainer, grpo_args, lora_config, prompt_dataset
+    from watercolour.lora import lora_config
+    from watercolour.trainer import TimedGRPOTrainer, grpo_args, prompt_dataset
 
     args = grpo_args(config, Path(config.run_dir))
     args.report_to = []

@@ -131,6 +131,18 @@ def preset(text: str) -> str:
     return text
 
 
+def settings_model(annotation: Any) -> Any:
+    """The settings model a field holds (`RepaintSettings | None` holds `RepaintSettings`); None for a value."""
+    import typing
+
+    from pydantic import BaseModel
+
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
 def override(text: str) -> tuple[str, Any]:
     """`key=value` with the value read as YAML, checked against the setting's type and bounds as it is parsed."""
     from pydantic import BaseModel, create_model
@@ -153,8 +165,7 @@ def override(text: str) -> tuple[str, Any]:
                 f"unknown setting {key!r}" + (f": did you mean {hint[0]}?" if hint else f"; known: {', '.join(known)}")
             )
         field = fields[part]
-        annotation = field.annotation
-        model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+        model = settings_model(field.annotation)
     if field is not None and model is None:
         probe = create_model("Override", setting=(field.annotation or Any, field))  # the type and bounds
         try:

@@ -1,0 +1,134 @@
+"""Repaint GRPO end to end on CPU through TRL's environment_factory: a tiny policy taught to call `paint`, the real
+scoring engine and Chromium, two steps; every turn recorded, the gallery showing episodes turn by turn."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from models import tiny_painter
+
+from watercolour.config import load_config
+from watercolour.records import rollout_step
+from watercolour.rollout_store import RolloutStore
+
+
+STEPS = 2
+GENERATIONS = 4
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("repaint-run")
+    os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from watercolour.trainer import build_trainer, close_reward
+
+    config = load_config(
+        "repaint",
+        {
+            "run_dir": str(run_dir),
+            "training.model": str(tiny_painter()),
+            "training.steps": STEPS,
+            "training.num_generations": GENERATIONS,
+            "training.per_device_batch_size": GENERATIONS,
+            # Each taught call is a few tokens; the observations are spelled byte by byte by the tiny tokenizer.
+            "training.max_completion_length": 1536,
+            "training.learning_rate": 1e-2,
+            "repaint.warm_start_examples": 0,
+            "render.browsers": 1,
+        },
+    )
+    steps: list[tuple[int, list]] = []
+
+    def step_hook(config, run_dir):
+        # What the Prefect flow hangs its step artifacts and fail_at_step on: called once the step is recorded.
+        return lambda prompts, completions, parts, kwargs: steps.append((rollout_step(kwargs["trainer_state"]), parts))
+
+    trainer = build_trainer(config, run_dir, echo=False, step_hook=step_hook)
+    trainer.steps_seen = steps
+    initial = {name: tensor.detach().clone() for name, tensor in trainer.model.named_parameters() if "lora_" in name}
+    try:
+        trainer.train()
+    finally:
+        close_reward(trainer)
+    return trainer, initial, config, run_dir
+
+
+def test_repaint_training_moves_the_lora_weights(trained):
+    trainer, initial, _, _ = trained
+    final = {name: tensor.detach() for name, tensor in trainer.model.named_parameters() if "lora_" in name}
+    assert any(not final[name].equal(initial[name]) for name in final), "no LoRA parameter moved"
+
+
+def test_every_turn_of_every_episode_is_recorded_with_its_observation(trained):
+    _, _, config, run_dir = trained
+    rows = RolloutStore(run_dir, GENERATIONS).rows()
+    assert {row["step"] for row in rows} == {1, 2}
+    episodes = {(row["step"], row["group"], row["index"]) for row in rows}
+    assert len(episodes) == STEPS * GENERATIONS
+    turns = [row for row in rows if row["turn"] is not None]
+    assert turns, "no episode painted"
+    assert max(row["turn"] for row in turns) == 2, "no episode painted twice"
+    for row in turns:
+        assert row["observation"].startswith(f"Painting {row['turn']} of 2.")
+        assert row["sketch"] and row["episode_reward"] is not None
+        if row["png"] is not None:
+            assert (run_dir / row["png"]).read_bytes().startswith(b"\x89PNG")
+    # The episode's reward is its last painting's (the preset's 'final' reward).
+    for episode in episodes:
+        painted = sorted((row for row in turns if (row["step"], row["group"], row["index"]) == episode), key=turn_of)
+        if painted:
+            assert painted[-1]["episode_reward"] == painted[-1]["reward"]
+
+
+def test_the_gallery_shows_an_episode_as_its_turns_side_by_side(trained):
+    from watercolour.gallery import write_gallery
+    from watercolour.rollout_store import gallery_items
+
+    _, _, _, run_dir = trained
+    items = gallery_items(RolloutStore(run_dir, GENERATIONS).rows(), run_dir / "gallery", run_dir)
+    assert len(items) == STEPS * GENERATIONS  # one card per episode
+    repainted = [item for item in items if len(item.turns) == 2]
+    assert repainted and [turn.title for turn in repainted[0].turns] == ["turn 1", "turn 2"]
+    page = write_gallery(items, run_dir / "gallery", "repaint").read_text()
+    data = json.loads(page.split('type="application/json">')[1].split("</script>")[0])
+    assert any(len(item["turns"]) == 2 for item in data)
+
+
+def turn_of(row: dict) -> int:
+    return int(row["turn"])
+
+
+def test_the_run_config_names_the_repaint_settings(trained):
+    _, _, config, _ = trained
+    assert config.repaint is not None and config.repaint.turns == 2 and config.repaint.reward == "final"
+    assert Path(config.run_dir).is_dir()
+
+
+def test_the_step_hook_sees_every_step_with_each_episodes_final_painting(trained):
+    trainer, _, _, run_dir = trained
+    steps = trainer.steps_seen
+    assert [step for step, _ in steps] == [1, 2]
+    rows = RolloutStore(run_dir, GENERATIONS).rows()
+    for number, (_, parts) in enumerate(steps, start=1):
+        assert len(parts) == GENERATIONS
+        finals = {}
+        for row in rows:
+            if row["step"] == number:
+                finals[row["group"], row["index"]] = row  # in turn order: an episode's last row is its final
+        assert [part.reward for part in parts] == [finals[episode]["reward"] for episode in sorted(finals)]
+
+
+def test_a_repaint_run_refuses_several_processes():
+    from watercolour.trainer import RepaintInOneProcess, refuse_repaint_in_processes
+
+    config = load_config("repaint", {})
+    refuse_repaint_in_processes(config, 1)
+    refuse_repaint_in_processes(load_config("smoke", {}), 2)
+    with pytest.raises(RepaintInOneProcess, match="one process"):
+        refuse_repaint_in_processes(config, 2)
