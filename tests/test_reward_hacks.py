@@ -23,8 +23,10 @@ async def test_each_hack_passes_the_gate_and_the_table_marks_what_it_fools(tmp_p
     original = next(p for p in table.pool if p.name == "peach_hibiscus_loose")
     assert rows["copied_reference"].scores["aesthetic"] == original.scores["aesthetic"]
     assert "aesthetic" in rows["copied_reference"].fooled
-    # A lone disc is under the offline scorer's coverage ramp: it fools nothing.
-    assert rows["one_disc"].scores["aesthetic"] == 0.0 and rows["one_disc"].fooled == []
+    # A lone disc is under the statistics score's coverage ramp; in the subject's colour it keeps only a share of
+    # the subject match (rewards.offline_aesthetic.with_subject), far under the pool's median: it fools nothing.
+    disc = rows["one_disc"].scores["aesthetic"]
+    assert disc is not None and disc < 0.15 and rows["one_disc"].fooled == []
     for row in rows.values():
         for scorer in ("aesthetic", "judge", "reward"):
             value, bar = row.scores[scorer], table.pool_median[scorer]
