@@ -211,3 +211,38 @@ def _teach(model, tokenizer, prompt: str, replies: tuple[str, ...]) -> None:
         model(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+
+
+def tiny_smoke_overrides(run_dir: Path, steps: int, generations: int, **extra: object) -> dict[str, object]:
+    """The smoke preset's overrides that train the taught tiny policy in seconds: one group a step, replies of a
+    few tokens, one browser. `extra` adds or replaces settings (dotted keys as keyword names are not Python, so
+    pass them through a dict: `**{"training.learning_rate": 1e-2}`)."""
+    return {
+        "run_dir": str(run_dir),
+        "training.model": str(tiny_sketcher()),
+        "training.steps": steps,
+        "training.num_generations": generations,
+        "training.per_device_batch_size": generations,
+        "training.max_completion_length": 8,
+        "render.browsers": 1,
+        **extra,
+    }
+
+
+def tiny_smoke_cli(run_dir: Path, steps: int, generations: int, *extra: str) -> list[str]:
+    """The same run as `tiny_smoke_overrides`, as the arguments of `watercolour train` (the browsers left to the
+    caller: a test of several processes gives each its own)."""
+    return [
+        "train",
+        "--preset",
+        "smoke",
+        "--steps",
+        str(steps),
+        "--run-dir",
+        str(run_dir),
+        *extra,
+        f"training.model={tiny_sketcher()}",
+        f"training.num_generations={generations}",
+        f"training.per_device_batch_size={generations}",
+        "training.max_completion_length=8",
+    ]

@@ -10,7 +10,7 @@ import os
 
 import pytest
 import torch
-from models import tiny_sketcher
+from models import tiny_sketcher, tiny_smoke_overrides
 
 from watercolour.config import load_config
 from watercolour.early_scoring import FinishedRows
@@ -56,19 +56,7 @@ def train_one_step(run_dir, early: bool):
     os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
     from watercolour.trainer import build_trainer, close_reward
 
-    config = load_config(
-        "smoke",
-        {
-            "run_dir": str(run_dir),
-            "training.model": str(tiny_sketcher()),
-            "training.steps": 1,
-            "training.num_generations": GENERATIONS,
-            "training.per_device_batch_size": GENERATIONS,
-            "training.max_completion_length": 8,
-            "training.early_scoring": early,
-            "render.browsers": 1,
-        },
-    )
+    config = load_config("smoke", tiny_smoke_overrides(run_dir, 1, GENERATIONS, **{"training.early_scoring": early}))
     trainer = build_trainer(config, run_dir, echo=False)
     assert trainer.early_scoring is early
     reward = trainer.reward_funcs[0]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from models import tiny_sketcher
+from models import tiny_smoke_cli
 
 from watercolour.rollout_store import RolloutStore
 from watercolour.run_dir import CHECKPOINTS_DIR
@@ -36,18 +36,7 @@ def train(run_dir: Path, processes: int, *extra: str) -> str:
         *(launcher if processes > 1 else [sys.executable]),
         "-m",
         "watercolour.cli",
-        "train",
-        "--preset",
-        "smoke",
-        "--steps",
-        str(STEPS),
-        "--run-dir",
-        str(run_dir),
-        *extra,
-        f"training.model={tiny_sketcher()}",
-        f"training.num_generations={GENERATIONS}",
-        f"training.per_device_batch_size={GENERATIONS}",
-        "training.max_completion_length=8",
+        *tiny_smoke_cli(run_dir, STEPS, GENERATIONS, *extra),
         # One browser per process: the run's total is split between its processes.
         f"render.browsers={processes}",
     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from models import tiny_sketcher
+from models import tiny_smoke_overrides
 
 from openenv_painting.server.app import ServerSettings, serving
 from watercolour.config import load_config
@@ -27,18 +27,7 @@ def run(run_dir, extra):
     from watercolour.trainer import build_trainer, close_reward
 
     config = load_config(
-        "smoke",
-        {
-            "run_dir": str(run_dir),
-            "training.model": str(tiny_sketcher()),
-            "training.steps": STEPS,
-            "training.num_generations": GENERATIONS,
-            "training.per_device_batch_size": GENERATIONS,
-            "training.max_completion_length": 8,
-            "training.learning_rate": 1e-2,
-            "render.browsers": 1,
-            **extra,
-        },
+        "smoke", tiny_smoke_overrides(run_dir, STEPS, GENERATIONS, **{"training.learning_rate": 1e-2, **extra})
     )
     trainer = build_trainer(config, run_dir, echo=False)
     try:

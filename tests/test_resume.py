@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from models import tiny_sketcher
+from models import tiny_smoke_cli
 
 from watercolour.config import RunConfig
 from watercolour.curves import CurvesFile
@@ -31,18 +31,7 @@ def train_command(run_dir: Path, *extra: str) -> list[str]:
         sys.executable,
         "-m",
         "watercolour.cli",
-        "train",
-        "--preset",
-        "smoke",
-        "--steps",
-        str(STEPS),
-        "--run-dir",
-        str(run_dir),
-        *extra,
-        f"training.model={tiny_sketcher()}",
-        f"training.num_generations={GENERATIONS}",
-        f"training.per_device_batch_size={GENERATIONS}",
-        "training.max_completion_length=8",
+        *tiny_smoke_cli(run_dir, STEPS, GENERATIONS, *extra),
         "training.save_steps=2",
         "render.browsers=1",
     ]

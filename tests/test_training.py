@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from models import tiny_sketcher
+from models import tiny_smoke_overrides
 
 from watercolour.config import load_config
 from watercolour.curves import CurvesFile
@@ -29,17 +29,7 @@ def trained(tmp_path_factory):
     from watercolour.trainer import build_trainer, close_reward
 
     config = load_config(
-        "smoke",
-        {
-            "run_dir": str(run_dir),
-            "training.model": str(tiny_sketcher()),
-            "training.steps": STEPS,
-            "training.num_generations": GENERATIONS,
-            "training.per_device_batch_size": GENERATIONS,
-            "training.max_completion_length": 8,
-            "training.learning_rate": 1e-2,
-            "render.browsers": 1,
-        },
+        "smoke", tiny_smoke_overrides(run_dir, STEPS, GENERATIONS, **{"training.learning_rate": 1e-2})
     )
     trainer = build_trainer(config, run_dir, echo=False)
     initial = {name: tensor.detach().clone() for name, tensor in trainer.model.named_parameters() if "lora_" in name}
