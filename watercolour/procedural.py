@@ -322,10 +322,17 @@ function draw() {
 
 # Petal reach in the compact style, in tens. At 120 a peach hibiscus covers ~4% of the canvas, at 250 ~15%.
 COMPACT_REACH = (120, 250)
+# A repainted flower may grow past the drawn reach up to this: the petals' tips stay 20 units inside the sheet.
+COMPACT_REACH_LIMIT = 280
 
 
-def compact_sketch(seed: int, subject: str | None = None) -> str:
-    """A short sketch of `subject`: one loop of 5-8 petals around (300, 300), each 3-4 literal vertices."""
+def compact_sketch(seed: int, subject: str | None = None, grow: int = 0, deep: bool = False) -> str:
+    """A short sketch of `subject`: one loop of 5-8 petals around (300, 300), each 3-4 literal vertices.
+
+    `grow` and `deep` revise the seeded sketch, everything else equal (the repaint warm start's second paintings,
+    `watercolour.repaint_examples`): petals `grow` units longer (up to `COMPACT_REACH_LIMIT`), and the palette's
+    deep wash instead of the seeded one.
+    """
     rng = random.Random(seed)
     subject = subject or rng.choice(SUBJECTS)
     text = subject.lower()
@@ -338,6 +345,8 @@ def compact_sketch(seed: int, subject: str | None = None) -> str:
     # petals take the mid or the deep wash, a choice the scorers can tell apart. One wash must carry the flower:
     # white petals get a deeper cool shadow than the full style's glazes.
     colour = "#7d77a8" if name == "white" else rng.choice(palette[1:3])
+    if deep and name != "white":
+        colour = palette[2]
     # A second colour word colours the heart ("a white hibiscus with a crimson eye"), as in the full style.
     heart = PALETTES[named[1][1]][2] if len(named) > 1 else palette[3]
     count = rng.randint(5, 8)
@@ -348,6 +357,7 @@ def compact_sketch(seed: int, subject: str | None = None) -> str:
         rng.randrange(COMPACT_REACH[0], COMPACT_REACH[1] + 1, 10),
         round(180 / count * rng.uniform(0.75, 0.95)),
     )
+    reach = min(COMPACT_REACH_LIMIT, reach + grow) if grow else reach
     # From the centre out to the petal's two shoulders, with or without a tip between them.
     angles = ["a - {w}", "a", "a + {w}"] if rng.random() < 0.5 else ["a - {w}", "a + {w}"]
     lines = [

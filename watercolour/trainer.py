@@ -46,6 +46,8 @@ ADAPTER_DIR = "adapter"
 GALLERY_DIR = "gallery"
 # Each checkpoint holds the adapter plus Adam's two moments; a few is enough to step back from a bad save.
 KEEP_CHECKPOINTS = 3
+# A tool-loop turn's token cap is rounded up to this, so a static, compiled cache sees few distinct lengths.
+GENERATION_CAP_MULTIPLE = 64
 
 # (config, run_dir, on_scored) -> a TRL reward function that calls on_scored(prompts, completions, parts, kwargs).
 RewardFactory = Callable[[RunConfig, Path, Callable[..., None]], Any]
@@ -102,14 +104,40 @@ class TimedGRPOTrainer(GRPOTrainer):
         finally:
             self._record_time("generate", started)
 
+    # The longest prompt of the batch being generated, and whether TRL's tool loop is running (repaint episodes).
+    _longest_prompt = 0
+    _in_tool_loop = False
+
+    def _tokenize_prompts(self, prompts: list) -> Any:
+        prompt_ids, *rest = super()._tokenize_prompts(prompts)
+        self._longest_prompt = max(len(ids) for ids in prompt_ids)
+        return (prompt_ids, *rest)
+
+    def _tool_call_loop(self, *args: Any, **kw: Any) -> Any:
+        self._in_tool_loop = True
+        try:
+            return super()._tool_call_loop(*args, **kw)
+        finally:
+            self._in_tool_loop = False
+
     def _generate_single_turn(
         self, prompt_ids: Any, images: Any, multimodal_fields: Any, *args: Any, **kw: Any
     ) -> Any:
         # TRL hands `generate` every output of a VLM's image processor, which for Gemma 3 includes `num_crops`, an
         # input its model does not take (a repaint tool result's picture then fails the generate call).
-        return super()._generate_single_turn(
-            prompt_ids, images, generation_inputs(self.model, multimodal_fields), *args, **kw
-        )
+        inputs = generation_inputs(self.model, multimodal_fields)
+        if not self._in_tool_loop:
+            return super()._generate_single_turn(prompt_ids, images, inputs, *args, **kw)
+        # After a tool result TRL generates up to `max_new_tokens` (the whole completion budget) and then cuts the
+        # reply to the budget the episode has left: a policy that rambles after an observation ran the full 1280
+        # tokens for nothing. Cap the turn at what the episode with the most budget left can keep.
+        budget = self.generation_config.max_new_tokens
+        left = budget + self._longest_prompt - min(len(ids) for ids in prompt_ids)
+        self.generation_config.max_new_tokens = max(1, min(budget, round_up(left, GENERATION_CAP_MULTIPLE)))
+        try:
+            return super()._generate_single_turn(prompt_ids, images, inputs, *args, **kw)
+        finally:
+            self.generation_config.max_new_tokens = budget
 
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
         started = time.perf_counter()
@@ -133,6 +161,10 @@ class TimedGRPOTrainer(GRPOTrainer):
             self.store.record_batch(
                 prompts, completions, parts, {"trainer_state": self.state, "log_metric": self._log_metric}
             )
+
+
+def round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
 
 
 def generation_inputs(model: Any, fields: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from watercolour.config import RepaintSettings, RunConfig
+from watercolour.config import RunConfig
 from watercolour.procedural import Style
 from watercolour.prompt import SUBJECTS, PromptStyle, messages
 
@@ -120,25 +120,24 @@ def build_examples(
     return rows, sum(1 for item in chosen if item in pool)
 
 
-def as_paint_calls(rows: list[dict], repaint: RepaintSettings) -> list[dict]:
-    """The rows as the repaint policy must answer: the prompt with the environment's instructions (what `reset`
-    appends) and the tools listed, the answer a call of `paint` with the sketch (rendered by the tool template)."""
-    from transformers.utils import get_json_schema
+def repaint_rows(config: RunConfig, run_dir: Path, count: int) -> list[dict]:
+    """`count` whole taught episodes (`watercolour.repaint_examples`), played through the run's own scoring."""
+    import asyncio
 
-    from watercolour.painting_env import PaintingEnv, instructions
-    from watercolour.sketch import extract_sketch
+    from rewards.scoring_engine import ScoringEngine
+    from watercolour.repaint_examples import episode_rows
 
-    tools = json.dumps([get_json_schema(PaintingEnv.paint)])
-    converted = []
-    for row in rows:
-        prompt = [dict(message) for message in row["prompt"]]
-        prompt[-1]["content"] += instructions(repaint)
-        sketch = extract_sketch(row["completion"][0]["content"])
-        assert sketch is not None, "a warm-start answer holds a sketch"
-        call = {"type": "function", "function": {"name": "paint", "arguments": {"sketch": sketch}}}
-        completion = [{"role": "assistant", "content": "", "tool_calls": [call]}]
-        converted.append({"prompt": prompt, "completion": completion, "tools": tools})
-    return converted
+    assert config.repaint is not None
+    training = config.training
+
+    async def play() -> list[dict]:
+        engine = ScoringEngine(config, run_dir / WARMSTART_DIR)
+        try:
+            return await episode_rows(engine, config.repaint, count, training.subject, training.seed, training.prompt)
+        finally:
+            await engine.aclose()
+
+    return asyncio.run(play())
 
 
 def warm_start(
@@ -170,21 +169,23 @@ def warm_start(
         set_cpu_threads()
     base_path = resolve_model(training.model)
     tokenizer = AutoTokenizer.from_pretrained(base_path)
-    rows, from_pool = build_examples(
-        examples,
-        training.subject,
-        tokenizer,
-        training.max_completion_length,
-        training.seed,
-        style,
-        training.prompt,
-        neighbours,
-    )
-    if config.repaint is not None:  # taught to paint through the tool, in the template it calls tools with
+    repaint = config.repaint is not None
+    if repaint:  # whole episodes through the paint tool, in the template it calls tools with
         from watercolour.tool_chat import use_tool_template
 
         tokenizer = use_tool_template(tokenizer)
-        rows = as_paint_calls(rows, config.repaint)
+        rows, from_pool = repaint_rows(config, run_dir, examples), 0
+    else:
+        rows, from_pool = build_examples(
+            examples,
+            training.subject,
+            tokenizer,
+            training.max_completion_length,
+            training.seed,
+            style,
+            training.prompt,
+            neighbours,
+        )
     # The templated prompt's character count bounds its token count (a token is at least one character).
     prompt_chars = max(
         len(
@@ -210,6 +211,8 @@ def warm_start(
         # escapes add a few tokens a line, hence the margin).
         max_length=prompt_chars + 2 * training.max_completion_length,
         completion_only_loss=True,
+        # An episode's observations are the environment's words, not the policy's: only its own turns are taught.
+        assistant_only_loss=repaint,
         bf16=bf16,
         use_cpu=not cuda,
         # Recomputing activations buys memory a 135M model on CPU does not need, at a third more time.
