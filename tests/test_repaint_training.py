@@ -132,3 +132,26 @@ def test_a_repaint_run_refuses_several_processes():
     refuse_repaint_in_processes(load_config("smoke", {}), 2)
     with pytest.raises(RepaintInOneProcess, match="one process"):
         refuse_repaint_in_processes(config, 2)
+
+
+def test_a_turn_after_an_observation_generates_no_more_than_the_episode_has_left(trained):
+    import torch
+
+    trainer = trained[0]
+    budget = trainer.generation_config.max_new_tokens
+    prompt = trainer._tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Paint a poppy."}], add_generation_prompt=True, tokenize=True, return_dict=False
+    )
+    # An episode whose prompt was `prompt` and whose first painting and observation already used the whole budget.
+    spent = prompt + [trainer._tokenizer.pad_token_id] * budget + prompt
+    trainer._longest_prompt = len(prompt)
+    torch.manual_seed(0)
+    free, _ = trainer._generate_single_turn([prompt], None, {}, 1)
+    trainer._in_tool_loop = True
+    try:
+        capped, _ = trainer._generate_single_turn([spent], None, {}, 1)
+    finally:
+        trainer._in_tool_loop = False
+    assert len(free[0]) > 1  # the policy says more than one token when it may
+    assert len(capped[0]) == 1  # TRL would cut anything past the budget; it is not generated at all
+    assert trainer.generation_config.max_new_tokens == budget
