@@ -127,13 +127,13 @@ def repaint_rows(config: RunConfig, run_dir: Path, count: int) -> list[dict]:
     from rewards.scoring_engine import ScoringEngine
     from watercolour.repaint_examples import episode_rows
 
-    assert config.repaint is not None
-    training = config.training
+    settings, training = config.repaint, config.training
+    assert settings is not None
 
     async def play() -> list[dict]:
         engine = ScoringEngine(config, run_dir / WARMSTART_DIR)
         try:
-            return await episode_rows(engine, config.repaint, count, training.subject, training.seed, training.prompt)
+            return await episode_rows(engine, settings, count, training.subject, training.seed, training.prompt)
         finally:
             await engine.aclose()
 
