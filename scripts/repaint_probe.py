@@ -76,13 +76,14 @@ async def probe(adapter: Path, episodes: int, max_new_tokens: int, seed: int) ->
                 break
     finally:
         await engine.aclose()
-    firsts, seconds, painted_once = [], [], 0
+    firsts, seconds, painted_once, copies = [], [], 0, 0
     for env in envs:
         rewards = [turn.parts.reward for turn in env.turns]
         painted_once += bool(rewards)
         if len(rewards) == 2 and None not in rewards:
             firsts.append(rewards[0])
             seconds.append(rewards[1])
+            copies += env.turns[0].sketch == env.turns[1].sketch
     beats = sum(b > a for a, b in zip(firsts, seconds, strict=True))
     return {
         "adapter": str(adapter),
@@ -92,6 +93,7 @@ async def probe(adapter: Path, episodes: int, max_new_tokens: int, seed: int) ->
         "painted_twice": len(firsts),
         "second_beats_first": beats,
         "ties": sum(b == a for a, b in zip(firsts, seconds, strict=True)),
+        "second_sketch_identical": copies,
         "rate": beats / len(firsts) if firsts else None,
         "first_mean": sum(firsts) / len(firsts) if firsts else None,
         "second_mean": sum(seconds) / len(seconds) if seconds else None,
