@@ -36,6 +36,7 @@ def trained(tmp_path_factory):
             "training.steps": STEPS,
             "training.num_generations": GENERATIONS,
             "training.per_device_batch_size": GENERATIONS,
+            "training.gradient_accumulation_steps": 1,
             # Each taught call is a few tokens; the observations are spelled byte by byte by the tiny tokenizer.
             "training.max_completion_length": 1536,
             "training.learning_rate": 1e-2,
@@ -138,6 +139,7 @@ def test_a_turn_after_an_observation_generates_no_more_than_the_episode_has_left
     import torch
 
     trainer = trained[0]
+    trainer.args.report_to = []  # TRL times each generate call to the trackers; the run's trackio session has ended
     budget = trainer.generation_config.max_new_tokens
     prompt = trainer._tokenizer.apply_chat_template(
         [{"role": "user", "content": "Paint a poppy."}], add_generation_prompt=True, tokenize=True, return_dict=False
