@@ -97,10 +97,9 @@ def test_colour_blind_named_examples_name_only_the_flower_and_paint_four_palette
         assert static_check(answer).passed and "#" not in answer.replace('background("#f7f1e3")', "")
         petals = re.findall(r'brush.fill\("([a-z]+)"', answer)[0]
         painted.append(next(word for word, washes in NAMED_WASHES.items() if petals in washes[:2]))
-    # Half the rows paint the subject's palette, the other half its neighbours' (the same flower in other colours).
-    assert painted.count("peach") == 6
+    # The subject's palette and its three neighbours' (the same flower in other colours) take equal shares.
     words = {subject_colours(subject).petals for subject in neighbours("a peach hibiscus", SUBJECTS)}
-    assert set(painted) - {"peach"} == words
+    assert sorted(painted) == sorted(["peach", *words] * 3)
 
 
 def test_a_budget_no_sketch_fits_is_a_clear_error_not_an_endless_search(tokenizer):

@@ -80,7 +80,8 @@ def build_examples(
     (`rewards.subject_match.neighbours`: the same flower in other colours). The compact style
     (`procedural.compact_sketch`) teaches only short procedural sketches, no pool rows. With `colour_blind` the
     procedural rows' prompt and reply name the flower without its colours ("a hibiscus"), so the policy learns
-    the flower and the palettes but not which palette a colour word asks for: that is left for GRPO to learn.
+    the flower and the palettes but not which palette a colour word asks for: that is left for GRPO to learn. The
+    subject's palette then takes an equal share with each neighbour's instead of half.
     """
     from rewards.subject_match import neighbours as neighbours_of
     from watercolour.procedural import completion, flower_only, plan_flower, reply
@@ -98,7 +99,9 @@ def build_examples(
     tried = 0
     others = neighbours_of(subject, SUBJECTS) if neighbours else []
     while len(chosen) < count:
-        if len(chosen) % 2 == 0:
+        if colour_blind and others:  # blind to which palette is asked for: the subject's is one among equals
+            topic = [subject, *others][len(chosen) % (1 + len(others))]
+        elif len(chosen) % 2 == 0:
             topic = subject
         elif others:
             topic = others[(len(chosen) // 2) % len(others)]
