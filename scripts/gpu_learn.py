@@ -5,6 +5,7 @@ The GPU machine has no Chromium of its own: source `scripts/gpu_render_env.sh` f
 with Mesa llvmpipe, the same renderer as on the dev box; docs/training.md says how the bundle is carried).
 
     python scripts/gpu_learn.py --gguf SmolLM2-135M-Instruct.gguf --out DIR [--steps 30] [--generations 16]
+        [--groups 1] [--style named] [--seed 0] [--learning-rate 1e-4]
 
 Writes the run directory to `DIR/run/` (resumed when it is already there) and `DIR/gpu_learn.json`: the summary,
 the per-step time split and the peak GPU memory.
@@ -26,12 +27,23 @@ def main() -> None:
     parser.add_argument("--gguf", type=Path, required=True, help="SmolLM2-135M-Instruct GGUF file")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--generations", type=int, default=16)
+    parser.add_argument("--generations", type=int, default=16, help="rollouts a group (num_generations)")
+    parser.add_argument("--groups", type=int, default=1, help="groups a step (the batch is generations x groups)")
+    parser.add_argument("--style", choices=("compact", "named"), default=None, help="warm-start style (the demo's)")
+    parser.add_argument("--seed", type=int, default=0, help="training.seed: LoRA init, sampling, data order")
     parser.add_argument("--learning-rate", type=float, default=None, help="default: the demo preset's")
     parser.add_argument("--examples", type=int, default=24, help="warm-start examples (the demo's)")
     parser.add_argument("--epochs", type=float, default=2.0, help="warm-start epochs (the demo's)")
     parser.add_argument("--no-trackio", action="store_true", help="train without trackio (not on the GPU image)")
     parser.add_argument("--browsers", type=int, default=4, help="Chromium processes for the reward's renders")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other configuration override, e.g. training.generation_cache=dynamic",
+    )
     args = parser.parse_args()
 
     import torch
@@ -59,18 +71,27 @@ def main() -> None:
     training: dict = {
         "model": str(model_dir),
         "num_generations": args.generations,
-        "per_device_batch_size": args.generations,
+        "per_device_batch_size": args.generations * args.groups,
+        "seed": args.seed,
         "gradient_accumulation_steps": 1,
         "steps": args.steps,
         "save_steps": 5,
     }
     if args.learning_rate is not None:
         training["learning_rate"] = args.learning_rate
-    overrides = {"training": training, "render": {"browsers": args.browsers, "pages_per_browser": 4}}
+    from watercolour.config import merge, parse_overrides
+
+    overrides = merge(
+        {"training": training, "render": {"browsers": args.browsers, "pages_per_browser": 4}},
+        parse_overrides(args.overrides),
+    )
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     started = time.perf_counter()
-    summary = run_demo(run_dir, examples=args.examples, epochs=args.epochs, overrides=overrides)
+    from watercolour.demo_run import DEMO_STYLE
+
+    style = args.style or DEMO_STYLE
+    summary = run_demo(run_dir, examples=args.examples, epochs=args.epochs, style=style, overrides=overrides)
     total_s = time.perf_counter() - started
     with open(run_dir / "curves.csv") as file:
         curves = list(csv.DictReader(file))
@@ -79,6 +100,8 @@ def main() -> None:
         "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
         "torch": torch.__version__,
         "generations": args.generations,
+        "groups": args.groups,
+        "style": style,
         "steps": args.steps,
         "overrides": overrides,
         "convert_s": round(converted_s, 1),

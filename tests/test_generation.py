@@ -16,12 +16,17 @@ from watercolour.generation import GenerationPlan, enable_compile, grpo_kwargs, 
 
 def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu() -> None:
     training = TrainingSettings()
+    # No prompt padding by default: left padding under the compiled decode step sampled from NaN probabilities on
+    # the H200 (docs/training.md).
     assert resolve(training, cuda=True) == GenerationPlan(
-        cache="static", compile=True, pad_multiple=64, early_scoring=True
+        cache="static", compile=True, pad_multiple=None, early_scoring=True
     )
     assert resolve(training, cuda=False) == GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
     assert grpo_kwargs(resolve(training, cuda=False)) == {"cache_implementation": None, "pad_to_multiple_of": None}
-    assert grpo_kwargs(resolve(training, cuda=True)) == {"cache_implementation": "static", "pad_to_multiple_of": 64}
+    assert grpo_kwargs(resolve(training, cuda=True)) == {"cache_implementation": "static", "pad_to_multiple_of": None}
+    padded = TrainingSettings(prompt_pad_multiple=64)
+    assert grpo_kwargs(resolve(padded, cuda=True)) == {"cache_implementation": "static", "pad_to_multiple_of": 64}
+    assert resolve(padded, cuda=False).pad_multiple is None  # padding only serves compiled graphs
 
 
 def test_explicit_settings_win_over_the_device() -> None:

@@ -163,3 +163,19 @@ def test_a_compact_sketch_paints_a_named_heart_in_its_colour():
         assert f'brush.fill("{PALETTES["crimson"][2]}"' in sketch
         # With no heart named, the heart is the petal palette's own.
         assert f'brush.fill("{PALETTES["peach"][3]}"' in compact_sketch(seed, "a peach hibiscus")
+
+
+def test_named_sketches_are_the_compact_sketches_with_css_colour_names():
+    from rewards.subject_match import subject_colours
+    from watercolour.procedural import NAMED_WASHES, PALETTES, reply
+
+    for seed, subject in enumerate(SUBJECTS):
+        hexes, names = compact_sketch(seed, subject), compact_sketch(seed, subject, named_colours=True)
+        # The same drawing: only the two colours differ, and both are names of the subject's own washes.
+        assert re.sub(r'fill\("[^"]+"', "fill(", hexes) == re.sub(r'fill\("[^"]+"', "fill(", names)
+        petals, heart = re.findall(r'brush.fill\("([^"]+)"', names)
+        word = subject_colours(subject).petals
+        assert petals in NAMED_WASHES[word][:2], subject
+        assert heart in {*NAMED_WASHES[word], *(washes[1] for washes in NAMED_WASHES.values())}, subject
+        assert static_check(reply(subject, names)).passed
+    assert set(NAMED_WASHES) == set(PALETTES)

@@ -74,3 +74,15 @@ def test_every_subject_in_its_palette_outscores_the_same_sketch_in_a_wrong_one(f
         own_profile, wrong_profile = judge.prepare_rollout(own.png), judge.prepare_rollout(wrong.png)
         assert judge.merit(own_profile, subject) > judge.merit(wrong_profile, subject), subject
         assert judge.backend_id.startswith("offline")
+
+
+@pytest.mark.browser
+def test_every_subject_painted_in_its_css_names_is_on_subject():
+    """The demo's warm start writes colours as CSS names (`procedural.NAMED_WASHES`): each must read as its subject."""
+    from renderers import render_many
+
+    sketches = [compact_sketch(index, subject, named_colours=True) for index, subject in enumerate(SUBJECTS)]
+    results = render_many(sketches, deadline_s=60.0)
+    for subject, result in zip(SUBJECTS, results, strict=True):
+        assert result.ok and result.png is not None, (subject, result.errors)
+        assert subject_match(result.png, subject).on_subject, subject

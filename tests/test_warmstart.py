@@ -79,6 +79,29 @@ def test_with_neighbours_the_compact_examples_paint_the_subject_and_its_neighbou
         assert all(any(colour in answer for colour in own) for answer in answers), subject
 
 
+def test_colour_blind_named_examples_name_only_the_flower_and_paint_four_palettes_in_css_names(tokenizer):
+    import re
+
+    from rewards.subject_match import neighbours, subject_colours
+    from watercolour.procedural import NAMED_WASHES
+
+    rows, _ = build_examples(
+        12, "a peach hibiscus", tokenizer, 400, seed=1, style="named", neighbours=True, colour_blind=True
+    )
+    painted = []
+    for row in rows:
+        answer = row["completion"][0]["content"]
+        # Neither the prompt nor the reply says which colour: the policy is not taught what "peach" asks for.
+        assert row["prompt"][1]["content"] == "Paint a hibiscus in loose watercolour."
+        assert answer.startswith("Here is a hibiscus in loose watercolour.")
+        assert static_check(answer).passed and "#" not in answer.replace('background("#f7f1e3")', "")
+        petals = re.findall(r'brush.fill\("([a-z]+)"', answer)[0]
+        painted.append(next(word for word, washes in NAMED_WASHES.items() if petals in washes[:2]))
+    # The subject's palette and its three neighbours' (the same flower in other colours) take equal shares.
+    words = {subject_colours(subject).petals for subject in neighbours("a peach hibiscus", SUBJECTS)}
+    assert sorted(painted) == sorted(["peach", *words] * 3)
+
+
 def test_a_budget_no_sketch_fits_is_a_clear_error_not_an_endless_search(tokenizer):
     with pytest.raises(ValueError, match="only 0 of 4 full warm-start examples fit max_completion_length=50"):
         build_examples(4, "a red poppy", tokenizer, 50, seed=1)

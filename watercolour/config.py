@@ -126,10 +126,12 @@ class TrainingSettings(BaseModel):
         "first step pays the compilation.",
     )
     prompt_pad_multiple: int | None = Field(
-        default=64,
+        default=None,
         ge=1,
         description="With a compiled decode step, left-pad prompts to a multiple of this many tokens, so prompts "
-        "of nearby lengths share one cache shape and one compiled graph across steps (None = no padding).",
+        "of nearby lengths share one cache shape and one compiled graph across steps (None = no padding, the "
+        "default: on the H200 the compiled step with left padding sampled from NaN probabilities within 2-13 "
+        "steps of a run, a device-side assert; docs/training.md).",
     )
     early_scoring: bool | None = Field(
         default=None,

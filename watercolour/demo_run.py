@@ -27,10 +27,13 @@ DEMO_PRESET = "demo"
 # rollouts passed the gate.
 DEMO_EXAMPLES = 24
 DEMO_EPOCHS = 2.0
-DEMO_STYLE: Style = "compact"
-# Half the warm start paints the run's subject, half its neighbours (the same flower in other colours), so the
-# policy starts unsure of the colour and the subject-aware stand-ins reward the subject's (docs/learning.md).
+# Colours as CSS names: one choice of a few whole tokens, which GRPO can move without breaking a hex code.
+DEMO_STYLE: Style = "named"
+# Half the warm start paints the run's subject, half its neighbours (the same flower in other colours), and every
+# prompt names only the flower: the policy starts knowing the flower and four palettes but not which one "peach"
+# asks for, and the subject-aware stand-ins reward the subject's, so GRPO learns the subject (docs/learning.md).
 DEMO_NEIGHBOURS = True
+DEMO_COLOUR_BLIND = True
 SUMMARY_FILE = "summary.json"
 SHEET_FILE = "first-last.png"
 
@@ -42,6 +45,7 @@ def run_demo(
     epochs: float = DEMO_EPOCHS,
     style: Style = DEMO_STYLE,
     neighbours: bool = DEMO_NEIGHBOURS,
+    colour_blind: bool = DEMO_COLOUR_BLIND,
     overrides: dict[str, Any] | None = None,
     echo: bool = True,
 ) -> RunSummary:
@@ -61,7 +65,15 @@ def run_demo(
     # ---- warm start (reused when a finished one is already in the run directory)
     adapter = run_dir / WARMSTART_DIR / ADAPTER_DIR
     if not (run_dir / WARMSTART_DIR / REPORT_FILE).is_file():
-        warm_start(config, run_dir, examples=examples, epochs=epochs, style=style, neighbours=neighbours)
+        warm_start(
+            config,
+            run_dir,
+            examples=examples,
+            epochs=epochs,
+            style=style,
+            neighbours=neighbours,
+            colour_blind=colour_blind,
+        )
     config = config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
 
     # ---- GRPO from the warm-start adapter

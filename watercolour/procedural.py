@@ -19,7 +19,7 @@ from typing import Literal
 from watercolour.prompt import SUBJECTS
 
 
-Style = Literal["full", "compact"]
+Style = Literal["full", "compact", "named"]
 
 # Every filled shape costs p5.brush a mask pass at render time; 30 keeps a render to a few seconds.
 MAX_SHAPES = 30
@@ -326,9 +326,32 @@ COMPACT_REACH = (120, 250)
 COMPACT_REACH_LIMIT = 280
 
 
-def compact_sketch(seed: int, subject: str | None = None, grow: int = 0, deep: bool = False) -> str:
+# The "named" style is the compact sketch with CSS colour names instead of hex: a petal wash (mid, deep) and the
+# heart per colour word, each name within 10 degrees of the word's target hue (`rewards.subject_match`; white's
+# shadow is grey-blue, low in saturation). A name is one choice of a few whole tokens, where six hex digits let a
+# policy write a colour half right or half written (docs/learning.md, runs S2-S5).
+NAMED_WASHES: dict[str, tuple[str, str, str]] = {
+    "peach": ("lightsalmon", "darksalmon", "crimson"),
+    "coral": ("coral", "tomato", "maroon"),
+    "magenta": ("hotpink", "mediumvioletred", "purple"),
+    "yellow": ("gold", "goldenrod", "sienna"),
+    "golden": ("goldenrod", "darkgoldenrod", "saddlebrown"),
+    "pink": ("lightpink", "palevioletred", "gold"),
+    "red": ("red", "firebrick", "maroon"),
+    "blue": ("cornflowerblue", "royalblue", "khaki"),
+    "white": ("lightslategray", "lightslategray", "gold"),
+    "orange": ("orange", "darkorange", "saddlebrown"),
+    "purple": ("mediumpurple", "rebeccapurple", "indigo"),
+    "crimson": ("crimson", "indianred", "maroon"),
+}
+
+
+def compact_sketch(
+    seed: int, subject: str | None = None, named_colours: bool = False, grow: int = 0, deep: bool = False
+) -> str:
     """A short sketch of `subject`: one loop of 5-8 petals around (300, 300), each 3-4 literal vertices.
 
+    `named_colours` writes the colours as CSS names (`NAMED_WASHES`) instead of the palette's hex washes.
     `grow` and `deep` revise the seeded sketch, everything else equal (the repaint warm start's second paintings,
     `watercolour.repaint_examples`): petals `grow` units longer (up to `COMPACT_REACH_LIMIT`), and the palette's
     deep wash instead of the seeded one.
@@ -349,6 +372,10 @@ def compact_sketch(seed: int, subject: str | None = None, grow: int = 0, deep: b
         colour = palette[2]
     # A second colour word colours the heart ("a white hibiscus with a crimson eye"), as in the full style.
     heart = PALETTES[named[1][1]][2] if len(named) > 1 else palette[3]
+    if named_colours:
+        washes = NAMED_WASHES[name]
+        colour = washes[0] if colour == palette[1] else washes[1]
+        heart = NAMED_WASHES[named[1][1]][1] if len(named) > 1 else washes[2]
     count = rng.randint(5, 8)
     # The size is drawn wide on purpose, in tens (one digit to choose, not three): a policy warm-started on these
     # sketches is unsure how big to paint, and how big is what the coverage-led scorers reward most, so GRPO has
@@ -390,11 +417,20 @@ def reply(subject: str, sketch: str) -> str:
     return f"Here is {subject} in loose watercolour.\n\n```javascript\n{sketch.strip()}\n```"
 
 
-def completion(seed: int, subject: str | None = None, style: Style = "full") -> str:
-    """The seeded sketch as an assistant reply (see `reply`), in the full or the compact style."""
+def completion(seed: int, subject: str | None = None, style: Style = "full", title: str | None = None) -> str:
+    """The seeded sketch as an assistant reply (see `reply`, which names `title`, by default the subject), in the
+    full, the compact or the named style."""
     plan = plan_flower(seed, subject)
-    sketch = compact_sketch(seed, plan.subject) if style == "compact" else write_sketch(plan)
-    return reply(plan.subject, sketch)
+    if style == "full":
+        return reply(title or plan.subject, write_sketch(plan))
+    return reply(title or plan.subject, compact_sketch(seed, plan.subject, named_colours=style == "named"))
+
+
+def flower_only(subject: str) -> str:
+    """The subject without its colours: "a peach hibiscus" -> "a hibiscus", "an orange marigold" -> "a marigold"."""
+    text = subject.lower()
+    flower = next((name for name in SPECIES if name in text), "hibiscus")
+    return ("an " if flower[0] in "aeiou" else "a ") + flower
 
 
 SUBJECT_IN_PROMPT = re.compile(r"Paint (.+?) in loose watercolour", re.IGNORECASE)

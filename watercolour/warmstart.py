@@ -70,6 +70,7 @@ def build_examples(
     style: Style = "full",
     prompt: PromptStyle = "full",
     neighbours: bool = False,
+    colour_blind: bool = False,
 ) -> tuple[list[dict], int]:
     """`count` prompt/completion chat rows and how many came from the pool.
 
@@ -77,10 +78,13 @@ def build_examples(
     GRPO's completion budget and fail the gate as truncated. Half the procedural rows paint the run's subject;
     the other half a seeded subject of the prompt's list, or with `neighbours` the subject's neighbours in turn
     (`rewards.subject_match.neighbours`: the same flower in other colours). The compact style
-    (`procedural.compact_sketch`) teaches only short procedural sketches, no pool rows.
+    (`procedural.compact_sketch`) teaches only short procedural sketches, no pool rows. With `colour_blind` the
+    procedural rows' prompt and reply name the flower without its colours ("a hibiscus"), so the policy learns
+    the flower and the palettes but not which palette a colour word asks for: that is left for GRPO to learn. The
+    subject's palette then takes an equal share with each neighbour's instead of half.
     """
     from rewards.subject_match import neighbours as neighbours_of
-    from watercolour.procedural import completion, plan_flower, reply
+    from watercolour.procedural import completion, flower_only, plan_flower, reply
     from watercolour.reference_pool import load_pool
 
     def fits(text: str) -> bool:
@@ -90,22 +94,25 @@ def build_examples(
     pool = [(topic, text) for topic, text in pool if fits(text)]
     rng = random.Random(seed)
     rng.shuffle(pool)
-    chosen = [] if style == "compact" else pool[: round(count * POOL_SHARE)]
+    chosen = [] if style != "full" else pool[: round(count * POOL_SHARE)]
     procedural_seed = seed * 100_000
     tried = 0
     others = neighbours_of(subject, SUBJECTS) if neighbours else []
     while len(chosen) < count:
-        if len(chosen) % 2 == 0:
+        if colour_blind and others:  # blind to which palette is asked for: the subject's is one among equals
+            topic = [subject, *others][len(chosen) % (1 + len(others))]
+        elif len(chosen) % 2 == 0:
             topic = subject
         elif others:
             topic = others[(len(chosen) // 2) % len(others)]
         else:
             topic = plan_flower(procedural_seed).subject
-        text = completion(procedural_seed, topic, style)
+        title = flower_only(topic) if colour_blind else None
+        text = completion(procedural_seed, topic, style, title)
         procedural_seed += 1
         tried += 1
         if fits(text):
-            chosen.append((topic, text))
+            chosen.append((title or topic, text))
         elif tried >= MAX_TRIES_PER_EXAMPLE * count:
             raise ExamplesDoNotFit(
                 f"only {len(chosen)} of {count} {style} warm-start examples fit max_completion_length="
@@ -148,10 +155,12 @@ def warm_start(
     learning_rate: float = LEARNING_RATE,
     style: Style = "full",
     neighbours: bool = False,
+    colour_blind: bool = False,
 ) -> WarmStartReport:
     """SFT the configured policy's LoRA on pool and procedural sketches; write and verify the adapter.
 
-    With `neighbours`, the rows that do not paint the run's subject paint its neighbours (see `build_examples`)."""
+    With `neighbours`, the rows that do not paint the run's subject paint its neighbours; with `colour_blind`,
+    their prompts name only the flower (see `build_examples`)."""
     import torch
     from datasets import Dataset
     from transformers import AutoTokenizer
@@ -185,6 +194,7 @@ def warm_start(
             style,
             training.prompt,
             neighbours,
+            colour_blind,
         )
     # The templated prompt's character count bounds its token count (a token is at least one character).
     prompt_chars = max(

@@ -29,9 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=positive_float, default=1.0, help="Passes over the examples (default 1).")
     parser.add_argument(
         "--style",
-        choices=("full", "compact"),
+        choices=("full", "compact", "named"),
         default="full",
-        help="full: pool and procedural sketches; compact: short procedural sketches only (default full).",
+        help=(
+            "full: pool and procedural sketches; compact: short procedural sketches only; named: compact, with CSS "
+            "colour names (default full)."
+        ),
     )
     parser.add_argument(
         "overrides",
