@@ -130,14 +130,19 @@ class SubjectMatch:
 
 def match_pixels(pixels: Pixels, subject: str) -> SubjectMatch:
     colours = subject_colours(subject)
-    petals = _colour_share(pixels, np.ones_like(pixels.paint), target_hue(colours.petals))
-    heart = 0.0
-    if pixels.paint.any():
-        h, w = pixels.paint.shape
-        ys, xs = np.nonzero(pixels.paint)
-        yy, xx = np.mgrid[0:h, 0:w]
-        centre = np.hypot(yy - ys.mean(), xx - xs.mean()) <= HEART_RADIUS * max(h, w)
-        heart = _colour_share(pixels, centre, heart_hue(colours))
+    if not pixels.paint.any():
+        return SubjectMatch(0.0, 0.0, 0.0)
+    h, w = pixels.paint.shape
+    ys, xs = np.nonzero(pixels.paint)
+    yy, xx = np.mgrid[0:h, 0:w]
+    distance = np.hypot(yy - ys.mean(), xx - xs.mean())
+    centre = distance <= HEART_RADIUS * max(h, w)
+    # The petals are the paint outside twice the heart's radius (its bleed, and a centroid that faint washes pull
+    # off the heart). Counted over all the paint, a grey (white) flower's washes fall
+    # under the saturation floor and its saturated heart alone decided: a white hibiscus with a red eye read as
+    # a peach one (docs/learning.md, run S8).
+    petals = _colour_share(pixels, distance > 2 * HEART_RADIUS * max(h, w), target_hue(colours.petals))
+    heart = _colour_share(pixels, centre, heart_hue(colours))
     return SubjectMatch(petals, heart, PETAL_SHARE * petals + (1.0 - PETAL_SHARE) * heart)
 
 
