@@ -35,6 +35,7 @@ def test_a_vision_policy_sees_its_painting_in_the_tool_result_and_trains(tmp_pat
             "training.steps": 1,
             "training.num_generations": GENERATIONS,
             "training.per_device_batch_size": GENERATIONS,
+            "training.gradient_accumulation_steps": 1,  # one group a step (the preset accumulates four episodes)
             "training.max_completion_length": 1536,
             "repaint.vision": True,
             "repaint.warm_start_examples": 0,
