@@ -38,6 +38,12 @@ HUE_NONE = 36.0
 # a white flower's shadow wash has median saturation 0.03 (90% under 0.14), a red wash 0.22 (90% over 0.15).
 WHITE_FULL = 0.06
 WHITE_NONE = 0.16
+# A hued subject's petals must be mostly coloured paint: the hue share is scaled by the share of the petal paint
+# over the saturation floor, from none at COLOURED_NONE to full at COLOURED_FULL. Measured on renders of every
+# subject's sketch: white flowers 0.00-0.03, the palest hued petals (pale blue) 0.16, most 0.5-1.0. Without it, a
+# grey flower with a few warm specks read as peach: only the specks were over the floor (docs/learning.md).
+COLOURED_NONE = 0.05
+COLOURED_FULL = 0.12
 # The heart: paint within this share of the canvas side from the paint's centroid.
 HEART_RADIUS = 0.07
 PETAL_SHARE = 0.75
@@ -112,7 +118,8 @@ def _colour_share(pixels: Pixels, mask: np.ndarray, hue: float | None) -> float:
     distance = np.abs((pixels.hue[painted][coloured] * 360.0 - hue + 180.0) % 360.0 - 180.0)
     credit = np.clip((HUE_NONE - distance) / (HUE_NONE - HUE_FULL), 0.0, 1.0)
     weights = saturation[coloured]
-    return float((credit * weights).sum() / weights.sum())
+    enough = np.clip((coloured.mean() - COLOURED_NONE) / (COLOURED_FULL - COLOURED_NONE), 0.0, 1.0)
+    return float(enough * (credit * weights).sum() / weights.sum())
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,37 @@ def test_subjects_are_read_as_the_generator_reads_them():
     assert subject_colours("a coloured peach rose").petals == "peach"  # "red" inside "coloured" is not a word
 
 
+def flower_png(petals: tuple[int, int, int], speck: tuple[int, int, int] | None = None) -> bytes:
+    """A round flower of one colour on cream paper, a rose-red heart, and optionally one patch of `speck`
+    (about 3% of the petals) on a petal."""
+    import io
+
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (400, 400), (247, 240, 226))
+    draw = ImageDraw.Draw(image)
+    draw.ellipse((100, 100, 300, 300), fill=petals)
+    if speck is not None:
+        draw.rectangle((120, 185, 150, 215), fill=speck)
+    draw.ellipse((185, 185, 215, 215), fill=(205, 60, 110))
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def test_a_grey_flower_with_a_few_warm_specks_is_not_a_peach_one():
+    """Run on the GPU (docs/learning.md): grey flowers with a few peach specks read as peach, because only the
+    specks were saturated enough to have a hue. The petals must be mostly coloured paint to match a hue."""
+    peach = PALETTES["peach"][1]
+    rgb = tuple(int(peach[i : i + 2], 16) for i in (1, 3, 5))
+    grey = (150, 150, 156)
+    specked = subject_match(flower_png(grey, speck=rgb), "a peach hibiscus")
+    assert not specked.on_subject, specked
+    assert subject_match(flower_png(rgb), "a peach hibiscus").on_subject
+    # The same grey flower is what a white one is painted as.
+    assert subject_match(flower_png(grey, speck=rgb), "a white hibiscus with a crimson eye").petals > 0.5
+
+
 @pytest.mark.browser
 def test_every_subject_in_its_palette_outscores_the_same_sketch_in_a_wrong_one(flower_sketch):
     from renderers import render_many
