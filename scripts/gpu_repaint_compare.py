@@ -167,7 +167,8 @@ def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> 
             {
                 "step": step,
                 "reward_mean": float(row["reward_mean"]),
-                "gate_pass_rate": float(row["gate_pass_rate"]),
+                # Empty when no painting of the step reached the gate (an episode that never called the tool).
+                "gate_pass_rate": float(row["gate_pass_rate"]) if row["gate_pass_rate"] else None,
                 "step_s": round(float(row["step_s"]), 1),
                 "wall_s": round(wall, 1),
                 "generate_s": round(float(row["generate_s"]), 1),
