@@ -44,9 +44,11 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=16, help="single-turn rollouts a step (G, even, >= 4)")
     parser.add_argument("--max-tokens", type=int, default=400, help="L: tokens a painting may take")
     parser.add_argument("--warm-examples", type=int, default=24, help="single-turn warm-start examples (0: none)")
-    parser.add_argument("--repaint-examples", type=int, default=6, help="repaint taught episodes (0: none)")
+    # The repaint preset's twelve: with six, SmolLM2 wrote token soup and never called the tool (docs/repaint.md).
+    parser.add_argument("--repaint-examples", type=int, default=12, help="repaint taught episodes (0: none)")
     parser.add_argument("--browsers", type=int, default=4, help="Chromium processes for the renders")
     parser.add_argument("--no-trackio", action="store_true", help="train without trackio (not on the GPU image)")
+    parser.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS), help="which arms to run (default both)")
     args = parser.parse_args()
     if args.generations % 2 or args.generations < 4:
         parser.error("--generations must be even and at least 4: repaint runs half as many episodes (groups of 2+)")
@@ -55,8 +57,8 @@ def main() -> None:
 
     args.out.mkdir(parents=True, exist_ok=True)
     model = str(args.model) if args.model else str(convert_smollm2(args.out / "model", gguf=args.gguf))
-    budget_s = args.minutes * 60 / len(ARMS)
-    arms = {arm: run_arm(arm, model, args, budget_s) for arm in ARMS}
+    budget_s = args.minutes * 60 / len(args.arms)
+    arms = {arm: run_arm(arm, model, args, budget_s) for arm in args.arms}
     report = {"budget": budget_rule(args), "arms": arms}
     (args.out / "compare.json").write_text(json.dumps(report, indent=2) + "\n")
     (args.out / "compare.svg").write_text(compare_svg(arms))
