@@ -29,7 +29,7 @@ from functools import cache
 import numpy as np
 
 from rewards.pixels import Pixels, analyse
-from watercolour.procedural import PALETTES, SPECIES
+from watercolour.procedural import PALETTES, SPECIES, species_of
 
 
 HUE_FULL = 12.0
@@ -64,7 +64,7 @@ class SubjectColours:
 def subject_colours(subject: str) -> SubjectColours:
     """The flower and colour words of `subject` (the first colour word is the petals', a second the heart's)."""
     text = subject.lower()
-    flower = next((name for name in SPECIES if name in text), "hibiscus")
+    flower = species_of(subject)
     named = sorted((text.find(word), word) for word in PALETTES if re_word(word, text))
     petals = named[0][1] if named else SPECIES[flower].colour
     return SubjectColours(subject, flower, petals, named[1][1] if len(named) > 1 else None)

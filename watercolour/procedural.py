@@ -113,12 +113,18 @@ def _shade(colour: str, rng: random.Random) -> str:
     return "#" + "".join(f"{min(255, max(0, c)):02x}" for c in channels)
 
 
+def species_of(subject: str) -> str:
+    """The flower `subject` names (a key of SPECIES); a hibiscus when it names none."""
+    text = subject.lower()
+    return next((name for name in SPECIES if name in text), "hibiscus")
+
+
 def plan_flower(seed: int, subject: str | None = None) -> FlowerPlan:
     """Draw every choice for one painting from `seed`; the subject picks the species and the palette."""
     rng = random.Random(seed)
     subject = subject or rng.choice(SUBJECTS)
     text = subject.lower()
-    species = next((name for name in SPECIES if name in text), "hibiscus")
+    species = species_of(subject)
     kind = SPECIES[species]
     # The first colour word names the petals ("white ... with a crimson eye" is a white flower).
     named = sorted((text.find(word), word) for word in PALETTES if word in text)
@@ -359,7 +365,7 @@ def compact_sketch(
     rng = random.Random(seed)
     subject = subject or rng.choice(SUBJECTS)
     text = subject.lower()
-    species = next((name for name in SPECIES if name in text), "hibiscus")
+    species = species_of(subject)
     named = sorted((text.find(word), word) for word in PALETTES if word in text)
     name = named[0][1] if named else SPECIES[species].colour
     palette = PALETTES[name]
@@ -428,8 +434,7 @@ def completion(seed: int, subject: str | None = None, style: Style = "full", tit
 
 def flower_only(subject: str) -> str:
     """The subject without its colours: "a peach hibiscus" -> "a hibiscus", "an orange marigold" -> "a marigold"."""
-    text = subject.lower()
-    flower = next((name for name in SPECIES if name in text), "hibiscus")
+    flower = species_of(subject)
     return ("an " if flower[0] in "aeiou" else "a ") + flower
 
 
