@@ -52,11 +52,20 @@ def trained(tmp_path_factory):
 
     trainer = build_trainer(config, run_dir, echo=False, step_hook=step_hook)
     trainer.steps_seen = steps
+    # The real prefetch, recording what it was handed (`watercolour.paint_ahead`).
+    prefetch, trainer.prefetched = trainer.paint_ahead, []
+
+    async def recording_prefetch(sketch):
+        trainer.prefetched.append(sketch)
+        await prefetch(sketch)
+
+    trainer.paint_ahead = recording_prefetch
     initial = {name: tensor.detach().clone() for name, tensor in trainer.model.named_parameters() if "lora_" in name}
     try:
         trainer.train()
     finally:
         close_reward(trainer)
+        trainer.paint_ahead = None  # the engine is closed: later generate calls in tests render nothing ahead
     return trainer, initial, config, run_dir
 
 
@@ -157,3 +166,56 @@ def test_a_turn_after_an_observation_generates_no_more_than_the_episode_has_left
     assert len(free[0]) > 1  # the policy says more than one token when it may
     assert len(capped[0]) == 1  # TRL would cut anything past the budget; it is not generated at all
     assert trainer.generation_config.max_new_tokens == budget
+
+
+def test_no_turn_generates_more_than_repaint_turn_tokens(trained):
+    import torch
+
+    trainer = trained[0]
+    trainer.args.report_to = []
+    budget = trainer.generation_config.max_new_tokens
+    prompt = trainer._tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Paint a poppy."}], add_generation_prompt=True, tokenize=True, return_dict=False
+    )
+    torch.manual_seed(0)
+    free, _ = trainer._generate_single_turn([prompt], None, {}, 1)
+    trainer.turn_tokens = 3
+    try:
+        torch.manual_seed(0)
+        capped, _ = trainer._generate_single_turn([prompt], None, {}, 1)
+    finally:
+        trainer.turn_tokens = None
+    assert len(free[0]) > 3
+    assert capped[0] == free[0][:3]  # the same reply, cut where the turn's budget ends
+    assert trainer.generation_config.max_new_tokens == budget
+
+
+def test_every_painting_was_rendered_ahead_of_its_paint_call(trained):
+    from rewards.gate import static_check
+
+    trainer, _, config, run_dir = trained
+    ahead = {static_check(text, settings=config.gate).sketch_hash for text in trainer.prefetched}
+    painted = {row["sketch_hash"] for row in RolloutStore(run_dir, GENERATIONS).rows() if row["png"] is not None}
+    assert painted, "no episode's painting was rendered"
+    # Each turn's paint calls started rendering together when the turn was generated; TRL's one-by-one `paint`
+    # calls then joined those renders (a painting missing here was rendered by its own call, after the others).
+    assert painted <= ahead
+
+
+def test_a_paint_call_is_read_from_a_reply_as_trl_parses_it(trained):
+    from trl.chat_template_utils import parse_response
+
+    from watercolour.paint_ahead import paint_calls
+
+    tokenizer = trained[0]._tokenizer
+    prompt = [{"role": "user", "content": "Paint a poppy."}]
+    call = {"type": "function", "function": {"name": "paint", "arguments": {"sketch": "function draw() {}"}}}
+    reply = [{"role": "assistant", "content": "", "tool_calls": [call]}]
+    before = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True, return_dict=False)
+    whole = tokenizer.apply_chat_template(prompt + reply, tokenize=True, return_dict=False)
+    assert whole[: len(before)] == before
+    parsed = parse_response(tokenizer, whole[len(before) :], prefix=before)
+    assert paint_calls(parsed) == ["function draw() {}"]
+    assert paint_calls({"role": "assistant", "content": "Done."}) == []
+    other = {"type": "function", "function": {"name": "erase", "arguments": {"sketch": "x"}}}
+    assert paint_calls({"role": "assistant", "tool_calls": [other]}) == []

@@ -170,6 +170,13 @@ class RepaintSettings(BaseModel):
     improvement_weight: float = Field(
         default=0.5, ge=0, description="Weight of the last painting's gain over the first ('improvement' reward)."
     )
+    turn_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Tokens one turn may generate (a painting, or the reply after an observation); None = up to the "
+        "episode's whole budget (training.max_completion_length). A step lasts as long as its longest turn, so a "
+        "first painting that rambles to the episode's budget holds up the whole batch.",
+    )
     vision: bool = Field(
         default=False,
         description="Return the rendered PNG as an image content block with the text observation (a VLM policy).",

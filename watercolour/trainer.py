@@ -33,6 +33,7 @@ from watercolour.early_scoring import scoring_during_generation
 from watercolour.gallery import write_gallery
 from watercolour.generation import enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
 from watercolour.lora import device_settings, lora_config
+from watercolour.paint_ahead import render_ahead
 from watercolour.painting_env import EpisodeFactory
 from watercolour.policy import resolve_model, set_cpu_threads
 from watercolour.prompt import messages
@@ -107,6 +108,11 @@ class TimedGRPOTrainer(GRPOTrainer):
     # The longest prompt of the batch being generated, and whether TRL's tool loop is running (repaint episodes).
     _longest_prompt = 0
     _in_tool_loop = False
+    # Tokens one repaint turn may generate (`repaint.turn_tokens`); None: up to the episode's whole budget.
+    turn_tokens: int | None = None
+    # A repaint run's `ScoringEngine.prefetch` (`watercolour.paint_ahead`), and the last turn's prefetches.
+    paint_ahead: Callable[[str], Any] | None = None
+    painting_ahead: list[Any] = []
 
     def _tokenize_prompts(self, prompts: list) -> Any:
         prompt_ids, *rest = super()._tokenize_prompts(prompts)
@@ -126,18 +132,25 @@ class TimedGRPOTrainer(GRPOTrainer):
         # TRL hands `generate` every output of a VLM's image processor, which for Gemma 3 includes `num_crops`, an
         # input its model does not take (a repaint tool result's picture then fails the generate call).
         inputs = generation_inputs(self.model, multimodal_fields)
-        if not self._in_tool_loop:
-            return super()._generate_single_turn(prompt_ids, images, inputs, *args, **kw)
-        # After a tool result TRL generates up to `max_new_tokens` (the whole completion budget) and then cuts the
-        # reply to the budget the episode has left: a policy that rambles after an observation ran the full 1280
-        # tokens for nothing. Cap the turn at what the episode with the most budget left can keep.
         budget = self.generation_config.max_new_tokens
-        left = budget + self._longest_prompt - min(len(ids) for ids in prompt_ids)
-        self.generation_config.max_new_tokens = max(1, min(budget, round_up(left, GENERATION_CAP_MULTIPLE)))
+        # A repaint turn's own cap (`repaint.turn_tokens`): without it the first painting may run to the episode's
+        # whole budget, and a batch's turn lasts as many decoding steps as its longest reply.
+        cap = budget if self.turn_tokens is None else min(budget, self.turn_tokens)
+        if self._in_tool_loop:
+            # After a tool result TRL generates up to `max_new_tokens` (the whole completion budget) and then cuts the
+            # reply to the budget the episode has left: a policy that rambles after an observation ran the full 1280
+            # tokens for nothing. Cap the turn at what the episode with the most budget left can keep.
+            left = budget + self._longest_prompt - min(len(ids) for ids in prompt_ids)
+            cap = min(cap, round_up(left, GENERATION_CAP_MULTIPLE))
+        self.generation_config.max_new_tokens = max(1, cap)
         try:
-            return super()._generate_single_turn(prompt_ids, images, inputs, *args, **kw)
+            completion_ids, logprobs = super()._generate_single_turn(prompt_ids, images, inputs, *args, **kw)
         finally:
             self.generation_config.max_new_tokens = budget
+        if self.paint_ahead is not None:
+            # Repaint: this turn's paint calls all start rendering now, not one episode after another.
+            self.painting_ahead = render_ahead(self, self.paint_ahead, prompt_ids, completion_ids)
+        return completion_ids, logprobs
 
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
         started = time.perf_counter()
@@ -336,6 +349,10 @@ def build_trainer(
         environment_factory=factory,
     )
     trainer.slices, trainer.store = slices, store
+    if config.repaint is not None:
+        assert factory is not None
+        trainer.turn_tokens = config.repaint.turn_tokens
+        trainer.paint_ahead = factory.engine.prefetch
     plan = resolve(training)
     enable_compile(trainer, plan)
     # Repaint episodes are scored by their environments, turn by turn, not from the finished text.

@@ -1,0 +1,57 @@
+"""Repaint episodes' paintings rendered together: each turn's paint calls start rendering as soon as it is generated.
+
+TRL (1.16) runs the tool calls of a generated turn episode by episode: it awaits one episode's `paint` before it
+starts the next, so a step of G episodes waits for G renders one after another at every turn (on the GPU machine, a
+repaint step of 8 two-painting episodes spent most of its 177 s generating and painting; docs/repaint.md). Here, when
+a repaint turn has been generated, every row's reply is parsed the way TRL parses it, and each `paint` call's sketch
+is handed to the scoring engine's `prefetch` on TRL's event loop, all at once. When TRL then calls the episodes'
+`paint` one by one, each finds its render in the content cache or joins it in flight (`rewards.cache.CachedRenderer`),
+so the renders of a turn overlap. Nothing else changes: `paint` still gates, scores and records the painting, and a
+prefetch records nothing (a render that failed is met again, with its retries, by `paint`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from watercolour.early_scoring import _retrieve
+
+
+TOOL = "paint"
+
+
+def paint_calls(reply: dict[str, Any]) -> list[str]:
+    """The sketches of the `paint` calls in one parsed reply (TRL's `parse_response` output); [] when none."""
+    sketches = []
+    for call in reply.get("tool_calls") or []:
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        if function.get("name") == TOOL and isinstance(arguments, dict) and isinstance(arguments.get("sketch"), str):
+            sketches.append(arguments["sketch"])
+    return sketches
+
+
+def render_ahead(
+    trainer: Any,
+    prefetch: Callable[[str], Coroutine[Any, Any, None]],
+    prompt_ids: Sequence[list[int]],
+    completion_ids: Sequence[list[int]],
+) -> list[Any]:
+    """Start rendering every `paint` call of a generated turn; returns the prefetches' futures (tests read them).
+
+    `prompt_ids[i]` is what row i was generated from (TRL's parser reads the reply against it); a reply TRL could not
+    parse as a tool call starts nothing, as it would call nothing.
+    """
+    from trl.chat_template_utils import parse_response
+
+    futures = []
+    for prefix, ids in zip(prompt_ids, completion_ids, strict=True):
+        if not ids:
+            continue
+        for sketch in paint_calls(parse_response(trainer._tokenizer, ids, prefix=prefix)):
+            future = asyncio.run_coroutine_threadsafe(prefetch(sketch), trainer.async_loop)
+            future.add_done_callback(_retrieve)
+            futures.append(future)
+    return futures
