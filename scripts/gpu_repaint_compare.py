@@ -97,7 +97,8 @@ def overrides(arm: str, model: str, args: argparse.Namespace) -> dict[str, Any]:
         "render": {"browsers": args.browsers, "pages_per_browser": 4},
     }
     if arm == "repaint":
-        found["repaint"] = {"warm_start_examples": args.repaint_examples}
+        # A painting gets L tokens in either arm: without a turn cap the first could run the episode's budget.
+        found["repaint"] = {"warm_start_examples": args.repaint_examples, "turn_tokens": args.max_tokens}
     return found
 
 
