@@ -65,9 +65,21 @@ class CompositeReward:
         """The text the engine scores for a completion (TRL's message list or a plain string)."""
         return completion_text(completion)
 
-    async def prefetch(self, completion: Any) -> None:
-        """Render a finished completion ahead of the batch's call (`watercolour.early_scoring`)."""
-        await self.engine.prefetch(self.scored_text(completion))
+    async def prefetch(self, completion: Any, prompt: Any = None, **kwargs: Any) -> None:
+        """Score a finished completion ahead of the batch's call (`watercolour.early_scoring`).
+
+        Given its `prompt` and its row's share of the call's keyword arguments (`trainer_state` and the dataset's
+        columns, one value each), the engine scores its service terms ahead under the group seed and subject the
+        call will derive; without a prompt it only gates and renders.
+        """
+        text = self.scored_text(completion)
+        if prompt is None:
+            await self.engine.prefetch(text)
+            return
+        # The call's own derivation, over a batch of this one row.
+        step = rollout_step(kwargs.get("trainer_state"))
+        (seed,) = group_seeds([prompt], step, {name: [value] for name, value in kwargs.items()})
+        await self.engine.prefetch(text, seed=seed, subject=kwargs.get("subject"))
 
     async def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
         step = rollout_step(kwargs.get("trainer_state"))

@@ -14,7 +14,9 @@ rebuilt if the loop changes, since Playwright and httpx clients are bound to the
 and `aclose` are idempotent. Consumers: the TRL reward (`rewards.composite`), the Prefect fan-out (through
 `rewards.engine_thread`, which gives it a loop of its own), `watercolour score`, evaluation and the pool refresh.
 Renders and service answers go through the content cache: a repeated or resumed batch costs nothing twice, and
-identical completions in one batch are rendered once.
+identical completions in one batch are rendered once. `prefetch` fills that cache for one completion before its
+batch is scored (early scoring, `watercolour.early_scoring`), and `score` joins a prefetch's service call that is
+still in flight instead of asking the service twice.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 from typing import Any, cast
@@ -33,11 +35,14 @@ from rewards.errors import ServiceUnavailable
 from rewards.term import Admitted, RewardTerm
 from rewards.terms import TERMS, sketch_terms
 from watercolour.config import RunConfig
-from watercolour.records import DeadLetter, RewardParts, TermScore
+from watercolour.records import DeadLetter, GateVerdict, RewardParts, TermScore
 
 
 # The pool relaunches a browser that died under a render, so one more attempt usually lands on a fresh one.
 RENDER_ATTEMPTS = 2
+
+# A rollout waiting for a service term's answer: its parts, its picture and the answer's cache key.
+Pending = tuple[RewardParts, Admitted, ContentKey]
 
 
 def compose(parts: RewardParts, weights: Mapping[str, float]) -> float | None:
@@ -74,6 +79,8 @@ class _Clients:
     renderer: CachedRenderer
     owned_pool: Any
     services: dict[str, Any]
+    # The service calls prefetches have in flight, by term name and cache key; `score` joins them.
+    prefetching: dict[tuple[str, ContentKey], asyncio.Future[TermScore]] = field(default_factory=dict)
 
 
 class ScoringEngine:
@@ -194,13 +201,11 @@ class ScoringEngine:
             *(self._admit(clients, text, part, step) for text, part in zip(completions, parts, strict=True))
         )
         admitted = [
-            (part, _admitted(part, seed, subject))
+            (part, _admitted(part.verdict, seed, subject))
             for part, seed, subject in zip(parts, seeds, subjects, strict=True)
             if part.passed
         ]
-        await asyncio.gather(
-            *(self._measure(term, clients.services[term.name], admitted, step) for term in self.measured_terms())
-        )
+        await asyncio.gather(*(self._measure(clients, term, admitted, step) for term in self.measured_terms()))
         for part in parts:
             part.reward = compose(part, self.weights)
         return parts
@@ -210,20 +215,53 @@ class ScoringEngine:
         (parts,) = await self.score([completion], [seed], step)
         return parts
 
-    async def prefetch(self, completion: str) -> None:
-        """Gate and render `completion` into the cache ahead of its `score` (rewards.early_scoring).
+    async def prefetch(self, completion: str, *, seed: int | None = None, subject: str | None = None) -> None:
+        """Gate and render `completion` into the cache ahead of its `score` (`watercolour.early_scoring`); given the
+        group `seed` its batch will be scored with, also answer its service terms into the cache.
 
+        `subject` is what it was asked to paint (default: the run's `training.subject`, as in `score`). A term is
+        answered ahead only when its cache key does not depend on the batch: the judge's group mode ranks a painting
+        among its groupmates, which only `score` sees. A `score` that needs an answer still in flight here joins it.
         Records nothing: a failure here is left for `score` to meet again, with its retries and dead letter.
         """
         from renderers import RendererUnavailable
         from rewards.gate import gate
 
         await self.start()
-        assert self._clients is not None
+        clients = self._clients
+        assert clients is not None
         try:
-            await gate(completion, self._clients.renderer, self.config.render.seed, self.config.gate)
+            verdict = await gate(completion, clients.renderer, self.config.render.seed, self.config.gate)
         except RendererUnavailable:
             return
+        if seed is None or not verdict.passed:
+            return
+        rollout = _admitted(verdict, seed, self.config.training.subject if subject is None else subject)
+        await asyncio.gather(*(self._answer_ahead(clients, term, rollout) for term in self.measured_terms()))
+
+    async def _answer_ahead(self, clients: _Clients, term: RewardTerm, rollout: Admitted) -> None:
+        """One rollout's answer of `term` into the cache, unless it is there, in flight, or depends on the batch."""
+        client = clients.services[term.name]
+        context = term.cache_context(client, rollout, [rollout])
+        if context != term.cache_context(client, rollout, []):
+            return
+        key = self._key(rollout, client.backend_id, context)
+        flight = (term.name, key)
+        if flight in clients.prefetching or self.cache.load(f"terms/{term.name}", key, TermScore) is not None:
+            return
+        call = asyncio.ensure_future(self._answer_into_cache(term, client, rollout, key))
+        clients.prefetching[flight] = call
+        call.add_done_callback(lambda _: clients.prefetching.pop(flight))
+        try:
+            # Shielded: cancelling this prefetch must not cancel a call that a `score` may have joined.
+            await asyncio.shield(call)
+        except ServiceUnavailable:
+            return
+
+    async def _answer_into_cache(self, term: RewardTerm, client: Any, rollout: Admitted, key: ContentKey) -> TermScore:
+        (score,) = await self._answers(term, client, [rollout])
+        self.cache.store(f"terms/{term.name}", key, score)
+        return score
 
     def _blank(self, backends: dict[str, str]) -> RewardParts:
         terms = {term.name: (0.0 if not term.is_service else None) for term in TERMS.values()}
@@ -256,28 +294,43 @@ class ScoringEngine:
         part.terms.update(sketch_terms(verdict))
 
     async def _measure(
-        self, term: RewardTerm, client: Any, admitted: list[tuple[RewardParts, Admitted]], step: int | None
+        self, clients: _Clients, term: RewardTerm, admitted: list[tuple[RewardParts, Admitted]], step: int | None
     ) -> None:
-        """Answer `term` for every admitted rollout: from the cache, else in one call (batched) or one each."""
-        todo = []
+        """Answer `term` for every admitted rollout: from the cache, from a prefetch's call still in flight, else in
+        one call (batched) or one each."""
+        client = clients.services[term.name]
+        todo: list[Pending] = []
+        joins = []
         batch = [rollout for _, rollout in admitted]
         for part, rollout in admitted:
             key = self._key(rollout, client.backend_id, term.cache_context(client, rollout, batch))
             cached = self.cache.load(f"terms/{term.name}", key, TermScore)
-            if cached is None:
-                todo.append((part, rollout, key))
-            else:
+            flight = clients.prefetching.get((term.name, key))
+            if cached is not None:
                 _keep(term, part, cached, 0.0)
+            elif flight is not None:
+                joins.append(self._join(term, client, (part, rollout, key), flight, step))
+            else:
+                todo.append((part, rollout, key))
         calls = [todo] if term.is_batched(client) and todo else [[item] for item in todo]
-        await asyncio.gather(*(self._call(term, client, call, step) for call in calls))
+        await asyncio.gather(*(self._call(term, client, call, step) for call in calls), *joins)
 
-    async def _call(self, term: RewardTerm, client: Any, call: list, step: int | None) -> None:
-        assert term.measure is not None
+    async def _join(
+        self, term: RewardTerm, client: Any, item: Pending, flight: asyncio.Future[TermScore], step: int | None
+    ) -> None:
+        """Wait for a prefetch's call of this answer; if it failed, make this score's own call (it records)."""
         started = time.perf_counter()
         try:
-            scores = await term.measure(client, [rollout for _, rollout, _ in call])
-            if len(scores) != len(call):
-                raise ServiceUnavailable(term.name, f"malformed: {len(scores)} scores for {len(call)} paintings")
+            score = await asyncio.shield(flight)
+        except ServiceUnavailable:
+            await self._call(term, client, [item], step)
+            return
+        _keep(term, item[0], score, _ms(started))
+
+    async def _call(self, term: RewardTerm, client: Any, call: list[Pending], step: int | None) -> None:
+        started = time.perf_counter()
+        try:
+            scores = await self._answers(term, client, [rollout for _, rollout, _ in call])
         except ServiceUnavailable as error:
             for part, _, key in call:
                 self._fail(part, dead_letter(term.name, error, key.sketch_hash, step))
@@ -285,6 +338,14 @@ class ScoringEngine:
         for (part, _, key), score in zip(call, scores, strict=True):
             self.cache.store(f"terms/{term.name}", key, score)
             _keep(term, part, score, _ms(started))
+
+    async def _answers(self, term: RewardTerm, client: Any, rollouts: list[Admitted]) -> list[TermScore]:
+        """One call of `term` for `rollouts`; raises ServiceUnavailable when the backend did not answer each one."""
+        assert term.measure is not None
+        scores = await term.measure(client, rollouts)
+        if len(scores) != len(rollouts):
+            raise ServiceUnavailable(term.name, f"malformed: {len(scores)} scores for {len(rollouts)} paintings")
+        return scores
 
     def _key(self, rollout: Admitted, backend: str, extra: str) -> ContentKey:
         render = self.config.render
@@ -300,9 +361,8 @@ def log_means(log_metric: Any, parts: list[RewardParts]) -> None:
     log_metric("dead_letters", float(sum(part.dead_letter is not None for part in parts)))
 
 
-def _admitted(part: RewardParts, seed: int, subject: str | None) -> Admitted:
+def _admitted(verdict: GateVerdict | None, seed: int, subject: str | None) -> Admitted:
     """The admitted rollout's picture; the gate admits nothing it did not render."""
-    verdict = part.verdict
     assert verdict is not None and verdict.render is not None and verdict.render.png is not None
     assert verdict.sketch is not None and verdict.sketch_hash is not None
     return Admitted(

@@ -1,23 +1,56 @@
-"""Scoring off the critical path: finished rows are rendered during generation and the reward finds them ready.
+"""Scoring off the critical path: finished rows are scored during generation and the reward finds them ready.
 
 A real `generate` of the taught tiny policy feeds the streamer; a real training step with the composite reward
-and Chromium shows the reward's renders were all made by the prefetches, with the same rewards as a step
-that renders after generation."""
+and Chromium shows the reward's renders and service answers were all made by the prefetches, under the seed and
+subject of each row, with the same rewards as a step that scores after generation."""
 
 from __future__ import annotations
 
+import contextvars
+import json
 import os
 
 import pytest
 import torch
 from models import tiny_sketcher, tiny_smoke_overrides
+from test_composite import Counted, CountingFactory
 
+from rewards.aesthetic import build_scorer
+from rewards.composite import CompositeReward, group_seed
+from rewards.judge import build_judge
 from watercolour.config import load_config
 from watercolour.early_scoring import FinishedRows
 from watercolour.rollout_store import RolloutStore
 
 
 GENERATIONS = 4
+# Two groups a step, one prompt with a subject column of its own each, neither the run's `training.subject`: each
+# row's own subject must reach its prefetch (the offline stand-ins read it, so it is part of their cache keys).
+SUBJECTS = ("a pale blue morning glory", "a red poppy")
+# Set inside the reward's scoring: a service call made there (not joined from a prefetch) is the scoring's own.
+SCORING = contextvars.ContextVar("scoring", default=False)
+
+
+class Attributed(Counted):
+    """A counted scorer or judge that also counts the calls the reward's scoring made itself."""
+
+    def __init__(self, inner):
+        super().__init__(inner)
+        self.by_scoring = 0
+
+    async def score(self, pngs, subjects=None):
+        self.by_scoring += SCORING.get()
+        return await super().score(pngs, subjects)
+
+    async def judge(self, png, group_seed, subject=None):
+        self.by_scoring += SCORING.get()
+        return await super().judge(png, group_seed, subject)
+
+
+class AttributingFactory(CountingFactory):
+    def __call__(self, *args):
+        self.built.append(Attributed(self.make(*args)))
+        return self.built[-1]
 
 
 def test_each_row_is_handed_over_once_with_exactly_its_generated_tokens():
@@ -52,22 +85,87 @@ def test_each_row_is_handed_over_once_with_exactly_its_generated_tokens():
         assert finished[row] == expected
 
 
+def test_a_generate_call_over_other_rows_than_the_batch_hands_its_rows_over_alone():
+    """TRL's tool loop generates again for a subset of the batch: those rows are not the batch's, so they go to the
+    reward without a prompt or columns (rendered only), while the batch's own call hands each row its arguments."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from watercolour.early_scoring import scoring_during_generation
+    from watercolour.prompt import messages
+
+    folder = tiny_sketcher()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    handed: list[dict] = []
+
+    class Recording:
+        async def prefetch(self, text, **arguments):
+            handed.append(arguments)
+
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    trainer = SimpleNamespace(
+        reward_funcs=[Recording()],
+        accelerator=SimpleNamespace(unwrap_model=lambda wrapped: wrapped),
+        model_wrapped=model,
+        processing_class=tokenizer,
+        eos_token_ids=[tokenizer.eos_token_id],
+        async_loop=loop,
+        state=SimpleNamespace(global_step=0),
+    )
+    prompts = [messages(subject) for subject in SUBJECTS]
+    prompt_ids = tokenizer.apply_chat_template(
+        messages(), add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )["input_ids"]
+    with scoring_during_generation(trainer, prompts, [{"subject": subject} for subject in SUBJECTS]) as futures:
+        for rows in (len(SUBJECTS), 1):  # the batch, then a subset of it
+            model.generate(input_ids=prompt_ids.repeat(rows, 1), do_sample=True, max_new_tokens=4, pad_token_id=0)
+    for future in futures:
+        future.result(timeout=30)
+    loop.call_soon_threadsafe(loop.stop)
+    expected = [
+        {"prompt": prompt, "trainer_state": trainer.state, "subject": subject}
+        for prompt, subject in zip(prompts, SUBJECTS, strict=True)
+    ]
+    assert sorted((arguments for arguments in handed if arguments), key=lambda a: a["subject"]) == expected
+    assert [arguments for arguments in handed if not arguments] == [{}]
+
+
 def train_one_step(run_dir, early: bool):
+    """One training step of the taught policy; what was prefetched (text and keyword arguments), the render
+    counts, the service calls (all, and the reward's scoring's own), what the judge was asked, and the step's rows."""
     os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
     from watercolour.trainer import build_trainer, close_reward
 
-    config = load_config("smoke", tiny_smoke_overrides(run_dir, 1, GENERATIONS, **{"training.early_scoring": early}))
-    trainer = build_trainer(config, run_dir, echo=False)
+    overrides = {"training.early_scoring": early, "training.per_device_batch_size": len(SUBJECTS) * GENERATIONS}
+    config = load_config("smoke", tiny_smoke_overrides(run_dir, 1, GENERATIONS, **overrides))
+    clients = {"aesthetic": AttributingFactory(build_scorer), "judge": AttributingFactory(build_judge)}
+
+    def counted_reward(config, run_dir, on_scored):
+        return CompositeReward(config, run_dir, on_scored, clients=clients)
+
+    trainer = build_trainer(config, run_dir, echo=False, make_reward=counted_reward)
+    trainer.train_dataset = trainer.train_dataset.map(lambda _, index: {"subject": SUBJECTS[index]}, with_indices=True)
     assert trainer.early_scoring is early
     reward = trainer.reward_funcs[0]
-    prefetched: list[str] = []
-    prefetch = reward.prefetch
+    prefetched: list[tuple[str, dict]] = []
+    prefetch, score = reward.prefetch, reward.engine.score
 
-    async def counting_prefetch(text):
-        prefetched.append(text)
-        await prefetch(text)
+    async def counting_prefetch(text, **kwargs):
+        # The trainer state is TRL's live object: what matters is its step when the row was handed over.
+        state = kwargs.get("trainer_state")
+        prefetched.append((text, {**kwargs, "global_step": state.global_step if state is not None else None}))
+        await prefetch(text, **kwargs)
 
-    reward.prefetch = counting_prefetch
+    async def attributed_score(*args, **kwargs):
+        SCORING.set(True)  # in this task's context only: the prefetches' calls run in their own
+        return await score(*args, **kwargs)
+
+    reward.prefetch, reward.engine.score = counting_prefetch, attributed_score
     try:
         trainer.train()
         renderer = reward.engine.renderer
@@ -75,21 +173,39 @@ def train_one_step(run_dir, early: bool):
     finally:
         close_reward(trainer)
     rows = sorted(RolloutStore(run_dir, GENERATIONS).rows(), key=lambda row: row["index"])
-    return prefetched, counts, rows
+    calls = {name: (factory.calls, factory.built[0].by_scoring) for name, factory in clients.items()}
+    judges = clients["judge"].built[0]
+    asked = {"seeds": set(judges.seeds), "subjects": sorted(judges.subjects)}
+    return prefetched, counts, calls, asked, rows
 
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_the_reward_finds_every_render_made_during_generation_and_scores_the_same(tmp_path):
-    prefetched, counts, rows = train_one_step(tmp_path / "early", early=True)
-    assert sorted(prefetched) == sorted(row["completion"] for row in rows), "each completion prefetched once"
+def test_the_reward_finds_every_render_and_answer_made_during_generation_and_scores_the_same(tmp_path):
+    prefetched, counts, calls, asked, rows = train_one_step(tmp_path / "early", early=True)
+    assert {row["subject"] for row in rows} == set(SUBJECTS)
+    # Each completion was prefetched once, with what the reward's call gets for its row: its prompt and subject.
+    assert sorted((text, arguments.get("subject")) for text, arguments in prefetched) == sorted(
+        (row["completion"], row["subject"]) for row in rows
+    )
+    prompt = prefetched[0][1]["prompt"]
+    assert json.dumps(prompt) == rows[0]["prompt"]
+    assert all(arguments["prompt"] == prompt and arguments["global_step"] == 0 for _, arguments in prefetched)
     admitted = [row for row in rows if row["passed"]]
     assert admitted, "the taught policy writes admissible sketches"
     # Every render happened in a prefetch; the reward's own gate only read them back (cache or in flight).
     assert counts["renders"] == len({row["sketch_hash"] for row in admitted})
     assert counts["hits"] >= len(admitted)
+    # So did every service answer, once per sketch and subject, under the step's group seed: the scoring found
+    # each in the cache or joined its call, and asked nothing itself.
+    answers = {(row["sketch_hash"], row["subject"]) for row in admitted}
+    assert calls == {"aesthetic": (len(answers), 0), "judge": (len(answers), 0)}
+    assert asked == {"seeds": {group_seed(prompt, 1)}, "subjects": sorted(subject for _, subject in answers)}
 
-    _, later_counts, later_rows = train_one_step(tmp_path / "after", early=False)
+    _, later_counts, later_calls, later_asked, later_rows = train_one_step(tmp_path / "after", early=False)
     assert [row["completion"] for row in later_rows] == [row["completion"] for row in rows]
     assert [row["reward"] for row in later_rows] == [row["reward"] for row in rows]
     assert later_counts["hits"] < counts["hits"], "without prefetches the reward renders for itself"
+    # Scored after generation, the batch asks for itself: one batched aesthetic call, one judge call a rollout.
+    assert later_calls == {"aesthetic": (1, 1), "judge": (len(admitted), len(admitted))}
+    assert set(later_asked["subjects"]) == set(asked["subjects"])

@@ -135,9 +135,9 @@ class TrainingSettings(BaseModel):
     )
     early_scoring: bool | None = Field(
         default=None,
-        description="Render each completion as soon as its generation ends, while the rest of the group is still "
-        "generating, so the reward finds its picture ready. None = on with a GPU (renders use the CPUs the decode "
-        "loop leaves idle), off on CPU, where renders would take cores from generation.",
+        description="Render each completion, and answer its service terms, as soon as its generation ends, while the "
+        "rest of the group is still generating, so the reward finds them ready. None = on with a GPU (renders use "
+        "the CPUs the decode loop leaves idle), off on CPU, where renders would take cores from generation.",
     )
     start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
     seed: int = Field(default=0, description="Seeds LoRA initialisation, sampling and data order (with resume).")

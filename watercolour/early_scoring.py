@@ -1,12 +1,15 @@
-"""Scoring off the critical path: each completion is rendered as soon as its generation ends.
+"""Scoring off the critical path: each completion is rendered and scored as soon as its generation ends.
 
-TRL calls the reward once the whole group has generated, so without this a step waits for its renders after
-its longest completion. Here a streamer on `generate` watches the sampled tokens; when a row emits its
-end-of-sequence token (or the budget ends), its text is decoded and handed to the reward's `prefetch` on TRL's
-own event loop, where the reward runs later. The reward's call then finds that render in the content cache, or
-joins it while it is still in flight (`rewards.cache.CachedRenderer`), and only the last rows' renders are left
-after generation. TRL's contract is unchanged: the reward still scores the whole batch, with its retries and
-dead letters; a prefetch records nothing and its failures are met again by the reward. Measured on the GPU
+TRL calls the reward once the whole group has generated, so without this a step waits for its renders and its
+service calls (the aesthetic scorer, the judge) after its longest completion. Here a streamer on `generate` watches
+the sampled tokens; when a row emits its end-of-sequence token (or the budget ends), its text is decoded and handed
+to the reward's `prefetch` on TRL's own event loop, where the reward runs later, together with what the reward's
+call will be given for that row: its prompt, the trainer state and the row's dataset columns. From those the
+reward derives the row's group seed and subject, so it can answer the service terms into the content cache too
+(all but those whose answer depends on the batch: the judge's group mode). The reward's call then finds render and
+answers in the cache, or joins them while they are still in flight, and only the last rows' work is left after
+generation. TRL's contract is unchanged: the reward still scores the whole batch, with its retries and dead
+letters; a prefetch records nothing and its failures are met again by the reward. Renders measured on the GPU
 machine in docs/training.md.
 """
 
@@ -56,16 +59,34 @@ class FinishedRows:
 
 
 def prefetching_reward(trainer: Any) -> Any:
-    """The trainer's reward function that can render ahead (has `prefetch`), or None."""
+    """The trainer's reward function that can score ahead (has `prefetch`), or None."""
     return next((reward for reward in trainer.reward_funcs if hasattr(reward, "prefetch")), None)
 
 
+def row_arguments(trainer: Any, prompts: list[Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per row, the keyword arguments TRL's reward call will be given for it (`_calculate_rewards` in TRL 1.16): the
+    prompt, the trainer state and the row's dataset columns, one value each rather than one list each."""
+    return [
+        {
+            "prompt": prompt,
+            "trainer_state": trainer.state,
+            **{name: value for name, value in row.items() if name not in ("prompt", "completion", "completion_ids")},
+        }
+        for prompt, row in zip(prompts, rows, strict=True)
+    ]
+
+
 @contextmanager
-def scoring_during_generation(trainer: Any) -> Iterator[list[Any]]:
+def scoring_during_generation(
+    trainer: Any, prompts: list[Any] | None = None, rows: list[dict[str, Any]] | None = None
+) -> Iterator[list[Any]]:
     """While this is open, the trainer's `generate` calls stream finished rows to its reward's `prefetch`.
 
-    Yields the list of the prefetches' futures (for tests and the benchmark). Without a reward that can
-    prefetch, nothing changes.
+    With the batch's `prompts` and dataset `rows` (TRL's inputs, in the order `generate` receives them), each row
+    goes with its `row_arguments`, so the reward can score its service terms ahead. Without them, or for a
+    `generate` call over other rows than the batch's, a row goes alone and the reward only renders it. Yields the
+    list of the prefetches' futures (for tests and the benchmark). Without a reward that can prefetch, nothing
+    changes.
     """
     futures: list[Any] = []
     reward = prefetching_reward(trainer)
@@ -76,9 +97,12 @@ def scoring_during_generation(trainer: Any) -> Iterator[list[Any]]:
     tokenizer = trainer.processing_class
     eos = {int(token) for token in trainer.eos_token_ids}
 
-    def submit(row: int, token_ids: list[int]) -> None:
+    batch = row_arguments(trainer, prompts, rows) if prompts is not None and rows is not None else None
+
+    def submit(arguments: list[dict[str, Any]] | None, row: int, token_ids: list[int]) -> None:
         text = tokenizer.decode(token_ids, skip_special_tokens=True)
-        future = asyncio.run_coroutine_threadsafe(reward.prefetch(text), trainer.async_loop)
+        prefetch = reward.prefetch(text, **arguments[row]) if arguments is not None else reward.prefetch(text)
+        future = asyncio.run_coroutine_threadsafe(prefetch, trainer.async_loop)
         future.add_done_callback(_retrieve)
         futures.append(future)
 
@@ -87,7 +111,9 @@ def scoring_during_generation(trainer: Any) -> Iterator[list[Any]]:
 
     @functools.wraps(generate)
     def streaming_generate(*args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("streamer", FinishedRows(eos, submit))
+        # TRL generates the batch in one call, row i for prompt i; a call of another size is not that batch.
+        known = batch if batch is not None and kwargs["input_ids"].shape[0] == len(batch) else None
+        kwargs.setdefault("streamer", FinishedRows(eos, functools.partial(submit, known)))
         return generate(*args, **kwargs)
 
     model.generate = streaming_generate

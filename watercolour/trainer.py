@@ -91,15 +91,26 @@ class TimedGRPOTrainer(GRPOTrainer):
         # Runs have no eval set, so every generation belongs to a training step.
         self._metrics["train"][f"time/{name}_s"].append(time.perf_counter() - started)
 
-    # Render each completion as soon as it ends (`watercolour.early_scoring`); set from the generation plan.
+    # Score each completion as soon as it ends (`watercolour.early_scoring`); set from the generation plan.
     early_scoring = False
+    # The dataset rows of the batch being generated (TRL's `inputs`): their columns go to the reward with each row.
+    _batch_rows: list[dict[str, Any]] | None = None
+
+    def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> Any:
+        self._batch_rows = inputs
+        try:
+            return super()._generate_and_score_completions(inputs)
+        finally:
+            self._batch_rows = None
 
     def _generate(self, prompts: list) -> Any:
         started = time.perf_counter()
+        # With tools the first reply is not the completion (the tool loop carries on from it): render it only.
+        rows = None if self.tools else self._batch_rows
         try:
             with (
                 input_grad_hooks_paused(self.model, paused=not self.generation_config.disable_compile),
-                scoring_during_generation(self) if self.early_scoring else nullcontext(),
+                scoring_during_generation(self, prompts, rows) if self.early_scoring else nullcontext(),
             ):
                 return super()._generate(prompts)
         finally:
