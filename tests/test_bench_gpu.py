@@ -40,6 +40,16 @@ def test_bench_runs_both_paths_and_checks(tmp_path: Path, monkeypatch: pytest.Mo
     assert "| tiny | 2 x 3 | fast | 2 |" in table and "x |" in table
 
 
+def test_a_cell_that_would_run_past_the_deadline_is_not_started() -> None:
+    from bench.gpu.__main__ import skip_reason
+
+    assert skip_reason(100.0, 470.0, None) is None
+    assert skip_reason(100.0, 470.0, 300.0) is None
+    assert skip_reason(500.0, 470.0, None) == "deadline"
+    # SmolLM2's 8-completion default cell took 267 s; the 16-completion one started at 370 s and was killed.
+    assert "267 s, 100 s left" in (skip_reason(370.0, 470.0, 267.0) or "")
+
+
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     checked = False
+    cell_s: dict[tuple[str, str], float] = {}  # how long the last cell of each (shape, path) took
 
     def emit(row: dict[str, Any]) -> None:
         rows.append(row)
@@ -61,9 +62,11 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     "max_len": max_len,
                     "scoring": args.scoring,
                 }
-                if time.perf_counter() - started > args.deadline_s:
-                    emit({**cell, "skipped": "deadline"})
+                reason = skip_reason(time.perf_counter() - started, args.deadline_s, cell_s.get((shape, path)))
+                if reason is not None:
+                    emit({**cell, "skipped": reason})
                     continue
+                cell_started = time.perf_counter()
                 steps = args.fast_steps if path == "fast" else args.default_steps
                 micro = min(args.micro_batch, generations)
                 with tempfile.TemporaryDirectory() as tmp:
@@ -88,12 +91,24 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                         checked = True
                         emit({**cell, "check": logprob_check(trainer, generations)})
                         emit({**cell, "profile": decode_profile(trainer, generations, args.out)})
+                    cell_s[shape, path] = time.perf_counter() - cell_started
                     del trainer, model
                     gc.collect()
                     torch._dynamo.reset()
                     if cuda:
                         torch.cuda.empty_cache()
     return rows
+
+
+def skip_reason(elapsed_s: float, deadline_s: float, last_cell_s: float | None) -> str | None:
+    """Why the next cell is not started, or None: the deadline has passed, or the last cell of the same shape and
+    path took longer than what is left (a step is timed whole, so a cell started late would run past the call's
+    hard limit and lose its row; generation time barely moves with G at these sizes, so that cell is the guide)."""
+    if elapsed_s > deadline_s:
+        return "deadline"
+    if last_cell_s is not None and elapsed_s + last_cell_s > deadline_s:
+        return f"deadline: the last cell of this shape and path took {last_cell_s:.0f} s, {deadline_s - elapsed_s:.0f} s left"
+    return None
 
 
 # Render pool of a real-scoring cell: 16 pages on the GPU machine's 16 cores, as the learning runs used.
