@@ -75,6 +75,7 @@ def test_real_scoring_cell_renders_pool_sketches_and_alternates_early_scoring(
     assert all(2 * 4 <= row["tokens"] <= 2 * 8 for row in steps)
     table = (Path("bench-gpu-out") / "bench_gpu.md").read_text()
     assert "| tiny | 2 x 8 | early | 1 |" in table and "| tiny | 2 x 8 | after generation | 1 |" in table
+    assert "| tiny | 2 x 8 | 2, 3 |" in table  # the early step against the step after it, on the same lengths
 
 
 def test_forced_lengths_end_each_row_at_its_drawn_length() -> None:
@@ -93,6 +94,17 @@ def test_forced_lengths_end_each_row_at_its_drawn_length() -> None:
                 ended[row] = generated + 1
         ids = torch.cat([ids, torch.zeros((4, 1), dtype=torch.long)], dim=1)
     assert ended == processor.lengths
+
+
+def test_an_early_step_and_the_step_after_it_draw_the_same_lengths() -> None:
+    from bench.gpu.scoring import ForcedLengths, paired_seed
+
+    assert [paired_seed(step) for step in range(1, 6)] == [0, 1, 1, 2, 2]
+
+    def draw(step: int) -> list[int]:
+        return ForcedLengths(3, 2048, 16, seed=paired_seed(step)).lengths
+
+    assert draw(2) == draw(3) and draw(4) == draw(5) and draw(3) != draw(4)
 
 
 def test_pool_sketch_reward_gives_each_completion_its_own_admissible_sketch(tmp_path: Path) -> None:

@@ -195,7 +195,32 @@ def scoring_summary(rows: list[dict[str, Any]]) -> str:
             f"{len(steps)} | {statistics.median(s['generate_s'] for s in steps)} | {score} | {step} | "
             f"{100 * score / (step - score):.1f}% |"
         )
-    return "\n".join(lines) if len(lines) > 2 else ""
+    if len(lines) == 2:
+        return ""
+    return "\n".join(lines + ["", *paired_summary(rows)])
+
+
+def paired_summary(rows: list[dict[str, Any]]) -> list[str]:
+    """Each early step against the step after it, which scored after generation on the same drawn lengths."""
+    lines = [
+        "| shape | G x len | steps | step s, after generation | step s, early | early saves |",
+        "|---|---|---|---|---|---|",
+    ]
+    steps = {
+        (row["shape"], row["generations"], row["step"]): row
+        for row in rows
+        if "step" in row and row.get("scoring") == "real"
+    }
+    for (shape, generations, number), early in sorted(steps.items()):
+        after = steps.get((shape, generations, number + 1))
+        if number < 2 or not early["early_scoring"] or after is None or after["early_scoring"]:
+            continue
+        saved = after["step_s"] - early["step_s"]
+        lines.append(
+            f"| {shape} | {generations} x {early['max_len']} | {number}, {number + 1} | {after['step_s']} | "
+            f"{early['step_s']} | {saved:.2f} s ({100 * saved / after['step_s']:.1f}%) |"
+        )
+    return lines if len(lines) > 2 else []
 
 
 def main(argv: list[str] | None = None) -> None:

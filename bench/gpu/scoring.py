@@ -4,7 +4,8 @@ A random policy writes token soup that the gate refuses at once, and it never en
 both the scoring cost and the spread of completion lengths would be missing. This cell puts them back:
 
 - `ForcedLengths` ends row i at a length drawn uniformly between half the budget and the whole budget (a policy
-  under the length ramp writes close to its budget, and finishes at different times), seeded per step;
+  under the length ramp writes close to its budget, and finishes at different times), the same draw for each
+  early step and the step after it (`paired_seed`);
 - `PoolSketchReward` is the composite reward of the `offline` preset (gate, real Chromium renders, offline
   aesthetic and judge) scoring, for each completion, one of the bundled pool sketches chosen by the
   completion's hash and marked with it, so no two rollouts share a render and nothing comes from the cache.
@@ -77,11 +78,20 @@ def force_lengths(trainer: Any, budget: int) -> None:
     @functools.wraps(generate)
     def with_lengths(*args: Any, **kwargs: Any) -> Any:
         rows = kwargs["input_ids"].shape[0]
-        processor = ForcedLengths(eos, budget, rows, seed=trainer.state.global_step)
+        processor = ForcedLengths(eos, budget, rows, seed=paired_seed(trainer.state.global_step + 1))
         kwargs["logits_processor"] = LogitsProcessorList([processor])
         return generate(*args, **kwargs)
 
     model.generate = with_lengths
+
+
+def paired_seed(step: int) -> int:
+    """The drawn lengths' seed for `step`: steps 2 and 3 share one, 4 and 5 the next, ... (step 1 compiles alone).
+
+    A batch decodes until its longest row ends, so steps with different draws differ in generation time by more
+    than scoring changes; an early step and the step after it (scored after generation) draw the same lengths, and
+    their whole step times compare the two modes directly."""
+    return step // 2
 
 
 def alternate_early_scoring(trainer: Any) -> None:
