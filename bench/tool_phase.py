@@ -5,8 +5,9 @@ TRL (1.16) runs a generated turn's tool calls episode by episode, waiting for ea
 next. `watercolour.paint_ahead` hands every paint call's sketch to the engine's `prefetch` as soon as the turn is
 generated, so the renders overlap and each `paint` joins its own. Both paths here run that tool phase the way TRL
 does (each episode's `PaintingEnv.paint` to completion on the trainer's event loop, in turn) on the same warm
-browser pool under the `offline` preset, for EPISODES seed-pool sketches; `ahead` first starts every prefetch, as
-the trainer does when the turn's generation returns. Every repetition paints into a fresh run directory, so nothing
+browser pool under the `repaint` preset (offline scorers), for EPISODES seed-pool sketches; `ahead` first starts every prefetch, as
+the trainer does when the turn's generation returns (with the episodes' group seed, so the offline aesthetic and
+judge are answered ahead too). Every repetition paints into a fresh run directory, so nothing
 comes from the cache, and the two paths alternate so load from other processes falls on both.
 """
 
@@ -25,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SEED_POOL = ROOT / "watercolour" / "pool" / "seed"
 EPISODES = 8
+PROMPT = [{"role": "user", "content": "Paint a flower."}]
 
 
 def sketches() -> list[str]:
@@ -32,6 +34,7 @@ def sketches() -> list[str]:
 
 
 def measure(repeats: int) -> dict:
+    from rewards.composite import group_seed
     from rewards.engine_thread import close_engine_thread, engine_thread
     from rewards.scoring_engine import ScoringEngine
     from watercolour.config import load_config
@@ -49,11 +52,12 @@ def measure(repeats: int) -> dict:
         engine = ScoringEngine(config, run_dir, pool=pool)
         envs = [PaintingEnv(engine, config.repaint) for _ in batch]
         for env in envs:
-            env.reset(prompt=[{"role": "user", "content": "Paint a flower."}])
+            env.reset(prompt=PROMPT)
+        seed = group_seed(PROMPT, None)  # what `reset` drew, outside training
         started = time.perf_counter()
         if ahead:
             for sketch in batch:
-                asyncio.run_coroutine_threadsafe(engine.prefetch(sketch), host.loop)
+                asyncio.run_coroutine_threadsafe(engine.prefetch(sketch, seed=seed), host.loop)
         observations = [host.run(env.paint(sketch)) for env, sketch in zip(envs, batch, strict=True)]
         elapsed = time.perf_counter() - started
         assert all(isinstance(text, str) and text.startswith("Painting 1 of") for text in observations)

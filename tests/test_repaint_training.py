@@ -52,14 +52,22 @@ def trained(tmp_path_factory):
 
     trainer = build_trainer(config, run_dir, echo=False, step_hook=step_hook)
     trainer.steps_seen = steps
-    # The real prefetch, recording what it was handed (`watercolour.paint_ahead`).
+    # The real prefetch and the real engine's score, recording what each was handed (`watercolour.paint_ahead`):
+    # the episodes' `paint` scores through the same engine.
     prefetch, trainer.prefetched = trainer.paint_ahead, []
+    engine = prefetch.__self__
+    score, trainer.painted = engine.score, []
 
-    async def recording_prefetch(sketch):
-        trainer.prefetched.append(sketch)
-        await prefetch(sketch)
+    async def recording_prefetch(sketch, **kwargs):
+        trainer.prefetched.append((sketch, kwargs.get("seed")))
+        await prefetch(sketch, **kwargs)
+
+    async def recording_score(completions, seeds, *args, **kwargs):
+        trainer.painted.extend(zip(completions, seeds, strict=True))
+        return await score(completions, seeds, *args, **kwargs)
 
     trainer.paint_ahead = recording_prefetch
+    engine.score = recording_score
     initial = {name: tensor.detach().clone() for name, tensor in trainer.model.named_parameters() if "lora_" in name}
     try:
         trainer.train()
@@ -194,12 +202,32 @@ def test_every_painting_was_rendered_ahead_of_its_paint_call(trained):
     from rewards.gate import static_check
 
     trainer, _, config, run_dir = trained
-    ahead = {static_check(text, settings=config.gate).sketch_hash for text in trainer.prefetched}
+    ahead = {static_check(text, settings=config.gate).sketch_hash for text, _ in trainer.prefetched}
     painted = {row["sketch_hash"] for row in RolloutStore(run_dir, GENERATIONS).rows() if row["png"] is not None}
     assert painted, "no episode's painting was rendered"
     # Each turn's paint calls started rendering together when the turn was generated; TRL's one-by-one `paint`
     # calls then joined those renders (a painting missing here was rendered by its own call, after the others).
     assert painted <= ahead
+
+
+def test_each_paint_call_was_answered_ahead_under_its_episodes_seed(trained):
+    trainer = trained[0]
+    assert trainer.painted, "no episode called paint"
+    # Every (sketch, group seed) an episode's `paint` scored was prefetched with that seed, so its service answers
+    # (the offline aesthetic and judge here) were asked for as soon as the turn was generated, under the cache key
+    # `paint` then looks up.
+    assert set(trainer.painted) <= set(trainer.prefetched)
+    assert all(seed is not None for _, seed in trainer.prefetched)
+
+
+def test_a_turns_rows_are_told_their_episodes_seed_from_the_batch_prompts():
+    from rewards.composite import group_seed
+    from watercolour.paint_ahead import episode_seeds
+
+    batch_ids = [[1, 2, 3], [1, 2, 3], [1, 2, 4, 5]]
+    prompts = ["poppy", "poppy", "iris"]
+    rows = [[1, 2, 3, 9, 9], [1, 2, 4, 5, 7], [8, 8]]  # continues poppy; continues iris; continues nothing
+    assert episode_seeds(rows, batch_ids, prompts, 3) == [group_seed("poppy", 3), group_seed("iris", 3), None]
 
 
 def test_a_paint_call_is_read_from_a_reply_as_trl_parses_it(trained):

@@ -33,10 +33,11 @@ from watercolour.early_scoring import scoring_during_generation
 from watercolour.gallery import write_gallery
 from watercolour.generation import enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
 from watercolour.lora import device_settings, lora_config
-from watercolour.paint_ahead import render_ahead
+from watercolour.paint_ahead import episode_seeds, render_ahead
 from watercolour.painting_env import EpisodeFactory
 from watercolour.policy import resolve_model, set_cpu_threads
 from watercolour.prompt import messages
+from watercolour.records import rollout_step
 from watercolour.repaint_reward import RepaintReward, StepClock, StepHook, close_episodes, episode_factory
 from watercolour.rollout_store import RolloutStore, gallery_items
 from watercolour.run_dir import CHECKPOINTS_DIR, checkpoint_step, latest_checkpoint
@@ -125,10 +126,21 @@ class TimedGRPOTrainer(GRPOTrainer):
     paint_ahead: Callable[[str], Any] | None = None
     painting_ahead: list[Any] = []
 
+    # The batch's tokenized prompts, in the order of its rows (repaint: to tell a turn's rows their episodes).
+    _batch_prompt_ids: list[list[int]] | None = None
+
     def _tokenize_prompts(self, prompts: list) -> Any:
         prompt_ids, *rest = super()._tokenize_prompts(prompts)
         self._longest_prompt = max(len(ids) for ids in prompt_ids)
+        self._batch_prompt_ids = [list(ids) for ids in prompt_ids]
         return (prompt_ids, *rest)
+
+    def _episode_seeds(self, prompt_ids: list) -> list[int | None]:
+        """The group seed of each row's episode (`paint_ahead.episode_seeds`); None where the batch is not known."""
+        rows, batch_ids = self._batch_rows, self._batch_prompt_ids
+        if rows is None or batch_ids is None or len(rows) != len(batch_ids):
+            return [None] * len(prompt_ids)
+        return episode_seeds(prompt_ids, batch_ids, [row.get("prompt") for row in rows], rollout_step(self.state))
 
     def _tool_call_loop(self, *args: Any, **kw: Any) -> Any:
         self._in_tool_loop = True
@@ -160,7 +172,9 @@ class TimedGRPOTrainer(GRPOTrainer):
             self.generation_config.max_new_tokens = budget
         if self.paint_ahead is not None:
             # Repaint: this turn's paint calls all start rendering now, not one episode after another.
-            self.painting_ahead = render_ahead(self, self.paint_ahead, prompt_ids, completion_ids)
+            self.painting_ahead = render_ahead(
+                self, self.paint_ahead, prompt_ids, completion_ids, self._episode_seeds(prompt_ids)
+            )
         return completion_ids, logprobs
 
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
