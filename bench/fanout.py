@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.table import seconds_table
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_POOL = ROOT / "watercolour" / "pool" / "seed"
@@ -104,12 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="Also write the report here.")
     args = parser.parse_args(argv)
     report = measure(args.repeats)
-    print(
-        f"{'path':15} {'median s':>9} {'min s':>7} {'max s':>7}   ({report['rollouts']} rollouts, "
-        f"{report['groups']} groups, {report['repeats']} timed steps each)"
-    )
-    for path, values in report["seconds"].items():
-        print(f"{path:15} {statistics.median(values):>9.2f} {min(values):>7.2f} {max(values):>7.2f}")
+    caption = f"{report['rollouts']} rollouts, {report['groups']} groups, {report['repeats']} timed steps each"
+    print(seconds_table(report["seconds"], caption))
     print(f"prefect overhead over direct (fresh steps, ratio of medians): {report['overhead']:+.1%}")
     print(f"orchestration cost (cached steps' difference) per direct step: {report['orchestration_share']:+.1%}")
     if args.json:

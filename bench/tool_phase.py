@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.table import seconds_table
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_POOL = ROOT / "watercolour" / "pool" / "seed"
@@ -83,12 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="Also write the report here.")
     args = parser.parse_args(argv)
     report = measure(args.repeats)
-    print(
-        f"{'path':12} {'median s':>9} {'min s':>7} {'max s':>7}   ({report['episodes']} episodes' paint calls, "
-        f"{report['repeats']} timed turns each)"
-    )
-    for path, values in report["seconds"].items():
-        print(f"{path:12} {statistics.median(values):>9.2f} {min(values):>7.2f} {max(values):>7.2f}")
+    caption = f"{report['episodes']} episodes' paint calls, {report['repeats']} timed turns each"
+    print(seconds_table(report["seconds"], caption))
     print(f"painting ahead against one by one (ratio of medians): {report['speedup']:.2f}x")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
