@@ -79,8 +79,9 @@ class _Clients:
     renderer: CachedRenderer
     owned_pool: Any
     services: dict[str, Any]
-    # The service calls prefetches have in flight, by term name and cache key; `score` joins them.
-    prefetching: dict[tuple[str, ContentKey], asyncio.Future[TermScore]] = field(default_factory=dict)
+    # The service calls in flight, a prefetch's or a score's, by term name and cache key: a score that needs one of
+    # their answers joins the call, a prefetch leaves it be.
+    in_flight: dict[tuple[str, ContentKey], asyncio.Future[TermScore]] = field(default_factory=dict)
 
 
 class ScoringEngine:
@@ -247,11 +248,10 @@ class ScoringEngine:
             return
         key = self._key(rollout, client.backend_id, context)
         flight = (term.name, key)
-        if flight in clients.prefetching or self.cache.load(f"terms/{term.name}", key, TermScore) is not None:
+        if flight in clients.in_flight or self.cache.load(f"terms/{term.name}", key, TermScore) is not None:
             return
         call = asyncio.ensure_future(self._answer_into_cache(term, client, rollout, key))
-        clients.prefetching[flight] = call
-        call.add_done_callback(lambda _: clients.prefetching.pop(flight))
+        _register(clients, flight, call)
         try:
             # Shielded: cancelling this prefetch must not cancel a call that a `score` may have joined.
             await asyncio.shield(call)
@@ -305,7 +305,7 @@ class ScoringEngine:
         for part, rollout in admitted:
             key = self._key(rollout, client.backend_id, term.cache_context(client, rollout, batch))
             cached = self.cache.load(f"terms/{term.name}", key, TermScore)
-            flight = clients.prefetching.get((term.name, key))
+            flight = clients.in_flight.get((term.name, key))
             if cached is not None:
                 _keep(term, part, cached, 0.0)
             elif flight is not None:
@@ -313,7 +313,22 @@ class ScoringEngine:
             else:
                 todo.append((part, rollout, key))
         calls = [todo] if term.is_batched(client) and todo else [[item] for item in todo]
-        await asyncio.gather(*(self._call(term, client, call, step) for call in calls), *joins)
+        # Registered before anything awaits, so a prefetch of the same answer that starts meanwhile waits for these.
+        answers = [self._announce(clients, term, call) for call in calls]
+        await asyncio.gather(
+            *(self._call(term, client, call, step, futures) for call, futures in zip(calls, answers, strict=True)),
+            *joins,
+        )
+
+    def _announce(self, clients: _Clients, term: RewardTerm, call: list[Pending]) -> list[asyncio.Future[TermScore]]:
+        """Register the answers `call` will give as in flight; `_call` settles them."""
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[TermScore]] = []
+        for _, _, key in call:
+            future: asyncio.Future[TermScore] = loop.create_future()
+            _register(clients, (term.name, key), future)
+            futures.append(future)
+        return futures
 
     async def _join(
         self, term: RewardTerm, client: Any, item: Pending, flight: asyncio.Future[TermScore], step: int | None
@@ -327,17 +342,34 @@ class ScoringEngine:
             return
         _keep(term, item[0], score, _ms(started))
 
-    async def _call(self, term: RewardTerm, client: Any, call: list[Pending], step: int | None) -> None:
+    async def _call(
+        self,
+        term: RewardTerm,
+        client: Any,
+        call: list[Pending],
+        step: int | None,
+        futures: Sequence[asyncio.Future[TermScore]] = (),
+    ) -> None:
+        """One call of `term` for `call`'s rollouts, recording a dead letter for each when it fails; `futures` (from
+        `_announce`) are settled with the answers, so whoever joined them gets the same."""
         started = time.perf_counter()
         try:
             scores = await self._answers(term, client, [rollout for _, rollout, _ in call])
         except ServiceUnavailable as error:
             for part, _, key in call:
                 self._fail(part, dead_letter(term.name, error, key.sketch_hash, step))
+            for future in futures:
+                future.set_exception(error)
             return
+        except BaseException:  # cancelled: whoever joined makes its own call
+            for future in futures:
+                future.set_exception(ServiceUnavailable(term.name, "the call was cancelled"))
+            raise
         for (part, _, key), score in zip(call, scores, strict=True):
             self.cache.store(f"terms/{term.name}", key, score)
             _keep(term, part, score, _ms(started))
+        for future, score in zip(futures, scores, strict=False):  # none for a joiner's own call
+            future.set_result(score)
 
     async def _answers(self, term: RewardTerm, client: Any, rollouts: list[Admitted]) -> list[TermScore]:
         """One call of `term` for `rollouts`; raises ServiceUnavailable when the backend did not answer each one."""
@@ -350,6 +382,19 @@ class ScoringEngine:
     def _key(self, rollout: Admitted, backend: str, extra: str) -> ContentKey:
         render = self.config.render
         return ContentKey(rollout.sketch_hash, render.seed, render.size, backend, extra)
+
+
+def _register(clients: _Clients, flight: tuple[str, ContentKey], call: asyncio.Future[TermScore]) -> None:
+    """List `call` as in flight under `flight` until it is done."""
+    clients.in_flight[flight] = call
+
+    def done(finished: asyncio.Future[TermScore]) -> None:
+        if clients.in_flight.get(flight) is finished:
+            del clients.in_flight[flight]
+        if not finished.cancelled():
+            finished.exception()  # a failure is met by whoever needs the answer; do not report it as lost
+
+    call.add_done_callback(done)
 
 
 def log_means(log_metric: Any, parts: list[RewardParts]) -> None:

@@ -167,6 +167,29 @@ async def test_a_score_that_starts_while_the_prefetch_call_is_in_flight_joins_it
     assert DeadLetterLog(tmp_path).read() == []
 
 
+@pytest.mark.parametrize("score_fails", [False, True])
+async def test_a_prefetch_that_starts_while_a_scores_call_is_in_flight_leaves_it_be(
+    tmp_path: Path, browser_pool, flower_sketch: str, score_fails: bool
+) -> None:
+    painting = fenced(flower_sketch)
+    release = threading.Event()
+    handle = failing_first(1 if score_fails else 0, Reply(503, {"error": "busy"}), scores_by_size)
+    with LoopbackServer(held_until(release, handle)) as server:
+        engine, _ = engine_for(tmp_path, browser_pool, **scorer_overrides(server, attempts=1))
+        score = asyncio.ensure_future(engine.score([painting], [SEED], step=2))
+        await until(lambda: len(server.requests) == 1)
+        prefetch = asyncio.ensure_future(engine.prefetch(painting, seed=SEED))
+        await asyncio.sleep(1.0)  # the prefetch's gate reads the render from the cache in milliseconds
+        assert prefetch.done() and len(server.requests) == 1, "the prefetch asked the scorer itself"
+        release.set()
+        (parts,) = await score
+        await engine.aclose()
+    assert len(server.requests) == 1
+    # The score's own call records its failure; the prefetch, having asked nothing, records nothing.
+    assert len(DeadLetterLog(tmp_path).read()) == (1 if score_fails else 0)
+    assert (parts.reward is None) == score_fails
+
+
 async def test_the_judge_in_group_mode_is_left_for_the_batch(tmp_path: Path, browser_pool, flower_sketch: str) -> None:
     paintings = [fenced(flower_sketch.replace("#f28c6a", colour)) for colour in ("#f28c6a", "#6a8cf2")]
     config = load_config("offline", {"run_dir": str(tmp_path), "judge.mode": "group"})
