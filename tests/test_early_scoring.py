@@ -209,3 +209,69 @@ def test_the_reward_finds_every_render_and_answer_made_during_generation_and_sco
     # Scored after generation, the batch asks for itself: one batched aesthetic call, one judge call a rollout.
     assert later_calls == {"aesthetic": (1, 1), "judge": (len(admitted), len(admitted))}
     assert set(later_asked["subjects"]) == set(asked["subjects"])
+
+
+def test_the_gil_goes_back_to_the_decoding_thread_sooner_only_while_a_batch_generates():
+    """Scoring threads run Python while the batch decodes; during `generate` (and only then) the interpreter's switch
+    interval is DECODE_SWITCH_INTERVAL_S, so a decode step waits at most that long for the GIL, and it is the old
+    interval again afterwards, also when `generate` fails."""
+    import asyncio
+    import sys
+    import threading
+    from types import SimpleNamespace
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, LogitsProcessorList
+
+    from watercolour.early_scoring import DECODE_SWITCH_INTERVAL_S, scoring_during_generation
+    from watercolour.prompt import messages
+
+    folder = tiny_sketcher()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    seen: list[float] = []
+
+    class Interval(LogitsProcessor):
+        def __call__(self, input_ids, scores):
+            seen.append(sys.getswitchinterval())
+            return scores
+
+    class Recording:
+        async def prefetch(self, text, **arguments):
+            pass
+
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    trainer = SimpleNamespace(
+        reward_funcs=[Recording()],
+        accelerator=SimpleNamespace(unwrap_model=lambda wrapped: wrapped),
+        model_wrapped=model,
+        processing_class=tokenizer,
+        eos_token_ids=[tokenizer.eos_token_id],
+        async_loop=loop,
+        state=SimpleNamespace(global_step=0),
+    )
+    prompt_ids = tokenizer.apply_chat_template(
+        messages(), add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )["input_ids"]
+    before = sys.getswitchinterval()
+    assert before > DECODE_SWITCH_INTERVAL_S
+    generate = dict(input_ids=prompt_ids, do_sample=True, min_new_tokens=3, max_new_tokens=3, pad_token_id=0)
+    try:
+        with scoring_during_generation(trainer) as futures:
+            model.generate(**generate, logits_processor=LogitsProcessorList([Interval()]))
+            assert sys.getswitchinterval() == before
+            with pytest.raises(RuntimeError, match="out of memory"):
+                model.generate(**generate, logits_processor=LogitsProcessorList([Interval(), Failing()]))
+            assert sys.getswitchinterval() == before
+        model.generate(**generate, logits_processor=LogitsProcessorList([Interval()]))  # no longer scoring early
+        for future in futures:
+            future.result(timeout=30)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        sys.setswitchinterval(before)
+    assert seen == [DECODE_SWITCH_INTERVAL_S] * 4 + [before] * 3
+
+
+class Failing:
+    def __call__(self, input_ids, scores):
+        raise RuntimeError("CUDA out of memory (a stand-in for a failed generate)")

@@ -9,7 +9,9 @@ reward derives the row's group seed and subject, so it can answer the service te
 (all but those whose answer depends on the batch: the judge's group mode). The reward's call then finds render and
 answers in the cache, or joins them while they are still in flight, and only the last rows' work is left after
 generation. TRL's contract is unchanged: the reward still scores the whole batch, with its retries and dead
-letters; a prefetch records nothing and its failures are met again by the reward. Renders measured on the GPU
+letters; a prefetch records nothing and its failures are met again by the reward. While the batch generates,
+the GIL goes back to the decoding thread within `DECODE_SWITCH_INTERVAL_S`, so the scoring thread's Python work
+fills the GPU's time instead of stalling it. Renders measured on the GPU
 machine in docs/training.md.
 """
 
@@ -17,9 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+
+# How long a scoring thread may keep the GIL once the decoding thread asks for it back, while a step scores during
+# generation. A decode step syncs with the GPU (stopping criteria, the streamer), which releases the GIL; a busy
+# scoring thread takes it, and Python's default 5 ms interval then lets it keep the GPU idle for up to 5 ms a step,
+# some 2,000 times a step. Run 9 (docs/training.md) measured early steps generating 3-5 s slower than their paired
+# steps for this reason; 0.5 ms bounds that to about 1 s and leaves the scoring thread the GPU's time.
+DECODE_SWITCH_INTERVAL_S = 0.0005
 
 
 class FinishedRows:
@@ -114,7 +125,12 @@ def scoring_during_generation(
         # TRL generates the batch in one call, row i for prompt i; a call of another size is not that batch.
         known = batch if batch is not None and kwargs["input_ids"].shape[0] == len(batch) else None
         kwargs.setdefault("streamer", FinishedRows(eos, functools.partial(submit, known)))
-        return generate(*args, **kwargs)
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, DECODE_SWITCH_INTERVAL_S))
+        try:
+            return generate(*args, **kwargs)
+        finally:
+            sys.setswitchinterval(interval)
 
     model.generate = streaming_generate
     try:
