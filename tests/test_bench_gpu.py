@@ -116,3 +116,26 @@ def test_pool_sketch_reward_gives_each_completion_its_own_admissible_sketch(tmp_
     texts = [reward.scored_text(f"random soup {n}") for n in range(20)]
     assert len(set(texts)) == 20 and reward.scored_text("random soup 3") == texts[3]
     assert all(static_check(text).passed for text in texts)
+
+
+def test_the_paired_table_charges_early_scoring_its_wait_and_the_generation_it_slowed() -> None:
+    """Run 9's steps 4 and 5: the early step waited 2.145 s and generated 5.17 s slower than its pair, so scoring
+    added 7.32 s to a step that would have taken 65.42 s without it; steps 1 and a lone early step are unpaired."""
+    from bench.gpu.__main__ import paired_summary
+
+    def step(number: int, early: bool, generate: float, score: float, total: float) -> dict:
+        return dict(
+            shape="qwen3-4b", generations=16, max_len=2048, scoring="real", step=number, early_scoring=early,
+            generate_s=generate, score_s=score, step_s=total,
+        )  # fmt: skip
+
+    rows = [
+        step(1, False, 136.7, 13.363, 160.51),
+        step(4, True, 64.14, 2.145, 72.74),
+        step(5, False, 58.97, 6.604, 71.85),
+        step(6, True, 60.0, 2.0, 70.0),
+    ]
+    (line,) = paired_summary(rows)[2:]
+    assert line.split(" | ")[2:] == [
+        "4, 5", "71.85", "72.74", "-0.89 s (-1.2%)", "58.97 / 64.14 (+5.17)", "2.145", "7.32 s (11.2%) |",
+    ]  # fmt: skip

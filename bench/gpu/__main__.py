@@ -169,12 +169,16 @@ def summary(rows: list[dict[str, Any]]) -> str:
         base = default_rate.get((shape, generations))
         lines.append(
             f"| {shape} | {generations} x {steps[0]['max_len']} | {path} | {len(steps)} | {steps[0]['generate_s']} | "
-            f"{statistics.median(s['generate_s'] for s in warm)} | {rate} | "
-            f"{statistics.median(s['score_s'] for s in warm)} | {statistics.median(s['update_s'] for s in warm)} | "
-            f"{statistics.median(s['step_s'] for s in warm)} | {max(s['peak_gib'] or 0 for s in steps)} | "
+            f"{median(warm, 'generate_s')} | {round(rate, 1)} | {median(warm, 'score_s', 3)} | "
+            f"{median(warm, 'update_s')} | {median(warm, 'step_s')} | {max(s['peak_gib'] or 0 for s in steps)} | "
             f"{f'{rate / base:.2f}x' if base else '-'} |"
         )
     return "\n".join(lines)
+
+
+def median(steps: list[dict[str, Any]], key: str, digits: int = 2) -> float:
+    """The median of `key` over `steps`, rounded for a table."""
+    return round(statistics.median(s[key] for s in steps), digits)
 
 
 def scoring_summary(rows: list[dict[str, Any]]) -> str:
@@ -188,11 +192,10 @@ def scoring_summary(rows: list[dict[str, Any]]) -> str:
         if "step" in row and row["step"] > 1 and row.get("scoring") == "real":
             cells.setdefault((row["shape"], row["generations"], row["early_scoring"]), []).append(row)
     for (shape, generations, early), steps in sorted(cells.items()):
-        score = statistics.median(s["score_s"] for s in steps)
-        step = statistics.median(s["step_s"] for s in steps)
+        score, step, generate = median(steps, "score_s"), median(steps, "step_s"), median(steps, "generate_s")
         lines.append(
             f"| {shape} | {generations} x {steps[0]['max_len']} | {'early' if early else 'after generation'} | "
-            f"{len(steps)} | {statistics.median(s['generate_s'] for s in steps)} | {score} | {step} | "
+            f"{len(steps)} | {generate} | {score} | {step} | "
             f"{100 * score / (step - score):.1f}% |"
         )
     if len(lines) == 2:
@@ -201,10 +204,15 @@ def scoring_summary(rows: list[dict[str, Any]]) -> str:
 
 
 def paired_summary(rows: list[dict[str, Any]]) -> list[str]:
-    """Each early step against the step after it, which scored after generation on the same drawn lengths."""
+    """Each early step against the step after it, which scored after generation on the same drawn lengths.
+
+    What early scoring costs a step is its wait after generation plus whatever scoring during generation slowed
+    generation by, read off the paired step: `scoring adds` is that sum as a share of the early step without it.
+    """
     lines = [
-        "| shape | G x len | steps | step s, after generation | step s, early | early saves |",
-        "|---|---|---|---|---|---|",
+        "| shape | G x len | steps | step s, after generation | step s, early | early saves | "
+        "generate s, after / early | wait s, early | scoring adds to the early step |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     steps = {
         (row["shape"], row["generations"], row["step"]): row
@@ -216,9 +224,13 @@ def paired_summary(rows: list[dict[str, Any]]) -> list[str]:
         if number < 2 or not early["early_scoring"] or after is None or after["early_scoring"]:
             continue
         saved = after["step_s"] - early["step_s"]
+        slowed = early["generate_s"] - after["generate_s"]
+        adds = early["score_s"] + slowed
         lines.append(
             f"| {shape} | {generations} x {early['max_len']} | {number}, {number + 1} | {after['step_s']} | "
-            f"{early['step_s']} | {saved:.2f} s ({100 * saved / after['step_s']:.1f}%) |"
+            f"{early['step_s']} | {saved:.2f} s ({100 * saved / after['step_s']:.1f}%) | "
+            f"{after['generate_s']} / {early['generate_s']} ({slowed:+.2f}) | {early['score_s']} | "
+            f"{adds:.2f} s ({100 * adds / (early['step_s'] - adds):.1f}%) |"
         )
     return lines if len(lines) > 2 else []
 
