@@ -235,6 +235,10 @@ def test_the_gil_goes_back_to_the_decoding_thread_sooner_only_while_a_batch_gene
             seen.append(sys.getswitchinterval())
             return scores
 
+    class Failing(LogitsProcessor):
+        def __call__(self, input_ids, scores):
+            raise RuntimeError("CUDA out of memory (a stand-in for a failed generate)")
+
     class Recording:
         async def prefetch(self, text, **arguments):
             pass
@@ -270,8 +274,3 @@ def test_the_gil_goes_back_to_the_decoding_thread_sooner_only_while_a_batch_gene
         loop.call_soon_threadsafe(loop.stop)
         sys.setswitchinterval(before)
     assert seen == [DECODE_SWITCH_INTERVAL_S] * 4 + [before] * 3
-
-
-class Failing:
-    def __call__(self, input_ids, scores):
-        raise RuntimeError("CUDA out of memory (a stand-in for a failed generate)")

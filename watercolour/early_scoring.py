@@ -28,8 +28,9 @@ from typing import Any
 # How long a scoring thread may keep the GIL once the decoding thread asks for it back, while a step scores during
 # generation. A decode step syncs with the GPU (stopping criteria, the streamer), which releases the GIL; a busy
 # scoring thread takes it, and Python's default 5 ms interval then lets it keep the GPU idle for up to 5 ms a step,
-# some 2,000 times a step. Run 9 (docs/training.md) measured early steps generating 3-5 s slower than their paired
-# steps for this reason; 0.5 ms bounds that to about 1 s and leaves the scoring thread the GPU's time.
+# some 2,000 times a step. On the GPU machine (docs/training.md, runs 9 and 10) early steps generated 2.8 and 5.2 s
+# slower than their paired steps at 5 ms, and -0.24 and +1.96 s at 0.5 ms, which bounds the stall to about 1 s and
+# leaves the scoring thread the time the GPU computes.
 DECODE_SWITCH_INTERVAL_S = 0.0005
 
 
