@@ -88,39 +88,18 @@ def test_each_row_is_handed_over_once_with_exactly_its_generated_tokens():
 def test_a_generate_call_over_other_rows_than_the_batch_hands_its_rows_over_alone():
     """TRL's tool loop generates again for a subset of the batch: those rows are not the batch's, so they go to the
     reward without a prompt or columns (rendered only), while the batch's own call hands each row its arguments."""
-    import asyncio
-    import threading
-    from types import SimpleNamespace
-
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     from watercolour.early_scoring import scoring_during_generation
     from watercolour.prompt import messages
 
-    folder = tiny_sketcher()
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     handed: list[dict] = []
 
     class Recording:
         async def prefetch(self, text, **arguments):
             handed.append(arguments)
 
-    loop = asyncio.new_event_loop()
-    threading.Thread(target=loop.run_forever, daemon=True).start()
-    trainer = SimpleNamespace(
-        reward_funcs=[Recording()],
-        accelerator=SimpleNamespace(unwrap_model=lambda wrapped: wrapped),
-        model_wrapped=model,
-        processing_class=tokenizer,
-        eos_token_ids=[tokenizer.eos_token_id],
-        async_loop=loop,
-        state=SimpleNamespace(global_step=0),
-    )
+    trainer, prompt_ids = stand_in_trainer(Recording())
+    model, loop = trainer.model_wrapped, trainer.async_loop
     prompts = [messages(subject) for subject in SUBJECTS]
-    prompt_ids = tokenizer.apply_chat_template(
-        messages(), add_generation_prompt=True, return_tensors="pt", return_dict=True
-    )["input_ids"]
     with scoring_during_generation(trainer, prompts, [{"subject": subject} for subject in SUBJECTS]) as futures:
         for rows in (len(SUBJECTS), 1):  # the batch, then a subset of it
             model.generate(input_ids=prompt_ids.repeat(rows, 1), do_sample=True, max_new_tokens=4, pad_token_id=0)
@@ -215,19 +194,12 @@ def test_the_gil_goes_back_to_the_decoding_thread_sooner_only_while_a_batch_gene
     """Scoring threads run Python while the batch decodes; during `generate` (and only then) the interpreter's switch
     interval is DECODE_SWITCH_INTERVAL_S, so a decode step waits at most that long for the GIL, and it is the old
     interval again afterwards, also when `generate` fails."""
-    import asyncio
     import sys
-    import threading
-    from types import SimpleNamespace
 
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, LogitsProcessorList
+    from transformers import LogitsProcessor, LogitsProcessorList
 
     from watercolour.early_scoring import DECODE_SWITCH_INTERVAL_S, scoring_during_generation
-    from watercolour.prompt import messages
 
-    folder = tiny_sketcher()
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     seen: list[float] = []
 
     class Interval(LogitsProcessor):
@@ -243,20 +215,8 @@ def test_the_gil_goes_back_to_the_decoding_thread_sooner_only_while_a_batch_gene
         async def prefetch(self, text, **arguments):
             pass
 
-    loop = asyncio.new_event_loop()
-    threading.Thread(target=loop.run_forever, daemon=True).start()
-    trainer = SimpleNamespace(
-        reward_funcs=[Recording()],
-        accelerator=SimpleNamespace(unwrap_model=lambda wrapped: wrapped),
-        model_wrapped=model,
-        processing_class=tokenizer,
-        eos_token_ids=[tokenizer.eos_token_id],
-        async_loop=loop,
-        state=SimpleNamespace(global_step=0),
-    )
-    prompt_ids = tokenizer.apply_chat_template(
-        messages(), add_generation_prompt=True, return_tensors="pt", return_dict=True
-    )["input_ids"]
+    trainer, prompt_ids = stand_in_trainer(Recording())
+    model, loop = trainer.model_wrapped, trainer.async_loop
     before = sys.getswitchinterval()
     assert before > DECODE_SWITCH_INTERVAL_S
     generate = dict(input_ids=prompt_ids, do_sample=True, min_new_tokens=3, max_new_tokens=3, pad_token_id=0)
@@ -274,3 +234,34 @@ def test_the_gil_goes_back_to_the_decoding_thread_sooner_only_while_a_batch_gene
         loop.call_soon_threadsafe(loop.stop)
         sys.setswitchinterval(before)
     assert seen == [DECODE_SWITCH_INTERVAL_S] * 4 + [before] * 3
+
+
+def stand_in_trainer(reward):
+    """What `scoring_during_generation` reads of a trainer: the tiny sketcher as its policy, `reward` as its only
+    reward, an event loop running in a thread; and one prompt's ids to generate from."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from watercolour.prompt import messages
+
+    folder = tiny_sketcher()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    trainer = SimpleNamespace(
+        reward_funcs=[reward],
+        accelerator=SimpleNamespace(unwrap_model=lambda wrapped: wrapped),
+        model_wrapped=model,
+        processing_class=tokenizer,
+        eos_token_ids=[tokenizer.eos_token_id],
+        async_loop=loop,
+        state=SimpleNamespace(global_step=0),
+    )
+    prompt_ids = tokenizer.apply_chat_template(
+        messages(), add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )["input_ids"]
+    return trainer, prompt_ids
