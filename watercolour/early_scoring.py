@@ -115,7 +115,7 @@ def scoring_during_generation(
         text = tokenizer.decode(token_ids, skip_special_tokens=True)
         prefetch = reward.prefetch(text, **arguments[row]) if arguments is not None else reward.prefetch(text)
         future = asyncio.run_coroutine_threadsafe(prefetch, trainer.async_loop)
-        future.add_done_callback(_retrieve)
+        future.add_done_callback(retrieve_failure)
         futures.append(future)
 
     generate = model.generate
@@ -143,7 +143,7 @@ def scoring_during_generation(
             model.generate = patched
 
 
-def _retrieve(future: Any) -> None:
+def retrieve_failure(future: Any) -> None:
     """A prefetch's failure is the reward's to meet again; read it here so asyncio does not report it as lost."""
     if not future.cancelled():
         future.exception()

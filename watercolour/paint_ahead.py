@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from watercolour.early_scoring import _retrieve
+from watercolour.early_scoring import retrieve_failure
 
 
 TOOL = "paint"
@@ -78,6 +78,6 @@ def render_ahead(
         for sketch in paint_calls(parse_response(trainer._tokenizer, ids, prefix=prefix)):
             work = prefetch(sketch) if seed is None else prefetch(sketch, seed=seed)
             future = asyncio.run_coroutine_threadsafe(work, trainer.async_loop)
-            future.add_done_callback(_retrieve)
+            future.add_done_callback(retrieve_failure)
             futures.append(future)
     return futures

@@ -123,7 +123,7 @@ class TimedGRPOTrainer(GRPOTrainer):
     # Tokens one repaint turn may generate (`repaint.turn_tokens`); None: up to the episode's whole budget.
     turn_tokens: int | None = None
     # A repaint run's `ScoringEngine.prefetch` (`watercolour.paint_ahead`), and the last turn's prefetches.
-    paint_ahead: Callable[[str], Any] | None = None
+    paint_ahead: Callable[..., Any] | None = None
     painting_ahead: list[Any] = []
 
     # The batch's tokenized prompts, in the order of its rows (repaint: to tell a turn's rows their episodes).
