@@ -139,6 +139,18 @@ class TrainingSettings(BaseModel):
         "rest of the group is still generating, so the reward finds them ready. None = on with a GPU (renders use "
         "the CPUs the decode loop leaves idle), off on CPU, where renders would take cores from generation.",
     )
+    generation_merge_adapter: bool | None = Field(
+        default=None,
+        description="Decode rollouts with the LoRA merged into the policy's weights (the base weights are copied "
+        "first and put back bit for bit before the update). None = on with a GPU, where the attached float32 "
+        "adapter cost the compiled decode step some 30-40% (docs/training.md); off on CPU.",
+    )
+    generation_packed_gqa: bool | None = Field(
+        default=None,
+        description="In a compiled decode step, attend over the grouped keys and values as they are cached instead of "
+        "repeating them per query head first (what transformers' sdpa path does under compilation). None = on "
+        "whenever the decode step is compiled.",
+    )
     start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
     seed: int = Field(default=0, description="Seeds LoRA initialisation, sampling and data order (with resume).")
     project: str = Field(

@@ -33,6 +33,8 @@ class GenerationPlan:
     compile: bool
     pad_multiple: int | None
     early_scoring: bool = False
+    merge_adapter: bool = False  # decode with the LoRA merged into the weights (watercolour.rollout_weights)
+    packed_gqa: bool = False  # grouped-query attention without repeated keys and values (watercolour.attention)
 
 
 def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationPlan:
@@ -46,7 +48,17 @@ def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationP
     # Padding exists to keep compiled shapes stable; without compilation it would only add work.
     pad_multiple = training.prompt_pad_multiple if compiled else None
     early = training.early_scoring if training.early_scoring is not None else cuda
-    return GenerationPlan(cache=cache, compile=compiled, pad_multiple=pad_multiple, early_scoring=early)
+    merge = training.generation_merge_adapter if training.generation_merge_adapter is not None else cuda
+    # Outside compilation transformers already packs grouped queries itself; the setting matters only inside it.
+    packed = compiled and (training.generation_packed_gqa if training.generation_packed_gqa is not None else True)
+    return GenerationPlan(
+        cache=cache,
+        compile=compiled,
+        pad_multiple=pad_multiple,
+        early_scoring=early,
+        merge_adapter=merge,
+        packed_gqa=packed,
+    )
 
 
 def grpo_kwargs(plan: GenerationPlan) -> dict[str, Any]:
@@ -74,6 +86,19 @@ def enable_compile(trainer: Any, plan: GenerationPlan) -> None:
     trainer.generation_config.compile_config = CompileConfig(
         fullgraph=False, dynamic=False, backend="inductor", mode="reduce-overhead"
     )
+
+
+def prepare_rollouts(trainer: Any, plan: GenerationPlan) -> None:
+    """Set the built trainer up to generate as planned: compilation, packed grouped-query attention, and the LoRA
+    merged into the weights for each rollout (not under FSDP, whose sharded weights a layer cannot merge alone)."""
+    from watercolour.attention import use_packed_gqa
+    from watercolour.rollout_weights import MergedForRollouts
+
+    enable_compile(trainer, plan)
+    if plan.packed_gqa:
+        use_packed_gqa(trainer.model)
+    if plan.merge_adapter and not trainer.is_fsdp_enabled:
+        trainer.merge_for_rollouts = MergedForRollouts()
 
 
 @contextmanager

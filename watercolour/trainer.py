@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,8 @@ from watercolour.curves import CurvesFile, curve_row, summary_line
 from watercolour.distributed import ScoredSlices, per_process_config, process_state
 from watercolour.early_scoring import scoring_during_generation
 from watercolour.gallery import write_gallery
-from watercolour.generation import enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
+from watercolour.generation import grpo_kwargs, input_grad_hooks_paused, prepare_rollouts, resolve
+from watercolour.linear_attention import FIX, route_gated_delta_rule
 from watercolour.lora import device_settings, lora_config
 from watercolour.paint_ahead import episode_seeds, render_ahead
 from watercolour.painting_env import EpisodeFactory
@@ -40,6 +41,7 @@ from watercolour.prompt import messages
 from watercolour.records import rollout_step
 from watercolour.repaint_reward import RepaintReward, StepClock, StepHook, close_episodes, episode_factory
 from watercolour.rollout_store import RolloutStore, gallery_items
+from watercolour.rollout_weights import MergedForRollouts
 from watercolour.run_dir import CHECKPOINTS_DIR, checkpoint_step, latest_checkpoint
 from watercolour.tool_chat import use_tool_template
 
@@ -104,6 +106,13 @@ class TimedGRPOTrainer(GRPOTrainer):
         finally:
             self._batch_rows = None
 
+    # Decode rollouts with the LoRA merged into the weights (`watercolour.rollout_weights`); set from the plan.
+    merge_for_rollouts: MergedForRollouts | None = None
+
+    def rollout_weights(self) -> AbstractContextManager[None]:
+        """The policy's weights as rollouts decode with them: merged for the rollout, restored bit for bit after."""
+        return self.merge_for_rollouts(self.model) if self.merge_for_rollouts is not None else nullcontext()
+
     def _generate(self, prompts: list) -> Any:
         started = time.perf_counter()
         # With tools the first reply is not the completion (the tool loop carries on from it): render it only.
@@ -111,6 +120,7 @@ class TimedGRPOTrainer(GRPOTrainer):
         try:
             with (
                 input_grad_hooks_paused(self.model, paused=not self.generation_config.disable_compile),
+                self.rollout_weights(),
                 scoring_during_generation(self, prompts, rows) if self.early_scoring else nullcontext(),
             ):
                 return super()._generate(prompts)
@@ -220,6 +230,13 @@ def generation_inputs(model: Any, fields: dict[str, Any]) -> dict[str, Any]:
 Echo = bool | Callable[[str], None]
 
 
+def tell(echo: Echo, line: str) -> None:
+    if callable(echo):
+        echo(line)
+    elif echo:
+        tqdm.write(line, file=sys.stderr)
+
+
 class CurvesCallback(TrainerCallback):
     """Appends one `curves.csv` row per step from the step's logged metrics and prints its summary line."""
 
@@ -238,10 +255,8 @@ class CurvesCallback(TrainerCallback):
             return
         row = curve_row(state.global_step, {**logs, "step_time": time.perf_counter() - self._step_started})
         self.curves.append(row)
-        if callable(self.echo):  # the train flow's run logger: one line per step in the flow's logs
-            self.echo(summary_line(row, state.max_steps))
-        elif self.echo:
-            tqdm.write(summary_line(row, state.max_steps), file=sys.stderr)
+        # To the train flow's run logger (one line per step in the flow's logs), or under the progress bar.
+        tell(self.echo, summary_line(row, state.max_steps))
 
 
 class QuietProgress(ProgressCallback):
@@ -379,7 +394,11 @@ def build_trainer(
         trainer.turn_tokens = config.repaint.turn_tokens
         trainer.paint_ahead = factory.engine.prefetch
     plan = resolve(training)
-    enable_compile(trainer, plan)
+    prepare_rollouts(trainer, plan)
+    if route_gated_delta_rule(trainer.model) == "fla-rollouts":
+        tell(
+            echo, f"Gated DeltaNet: fla's backward is wrong on this GPU, so updates use transformers' reference: {FIX}"
+        )
     # Repaint episodes are scored by their environments, turn by turn, not from the finished text.
     trainer.early_scoring = plan.early_scoring and config.repaint is None
     trainer.remove_callback(ProgressCallback)

@@ -13,17 +13,77 @@ soon as it exists, so a run cut short keeps what it measured.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    args.out.mkdir(parents=True, exist_ok=True)
+    log = (args.out / "bench_gpu.jsonl").open("a")
+    rows: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    cell_s: dict[tuple[str, str], float] = {}  # how long the last cell of each (shape, path) took
+    checked: list[bool] = []
+
+    def emit(row: dict[str, Any]) -> None:
+        rows.append(row)
+        log.write(json.dumps(row) + "\n")
+        log.flush()
+        print(json.dumps(row), flush=True)
+
+    with contextlib.ExitStack() as services:
+        backends: dict[str, Any] = {}
+        if args.scoring == "recipe":
+            from bench.gpu.services import judge_service, scorer_service
+
+            backends = {
+                "aesthetic": {"backend": "hpsv3", "url": services.enter_context(scorer_service())},
+                "judge": {
+                    "backend": "openai",
+                    "base_url": services.enter_context(judge_service()),
+                    "model": "loopback",
+                },
+            }
+        for shape in args.shapes:
+            for generations in args.generations:
+                for path in args.paths:
+                    max_len = args.default_max_len if path == "default" and args.default_max_len else args.max_len
+                    cell = {
+                        "shape": shape,
+                        "generations": generations,
+                        "path": path,
+                        "max_len": max_len,
+                        "scoring": args.scoring,
+                    }
+                    reason = skip_reason(time.perf_counter() - started, args.deadline_s, cell_s.get((shape, path)))
+                    if reason is not None:
+                        emit({**cell, "skipped": reason})
+                        continue
+                    cell_started = time.perf_counter()
+                    check = path == "fast" and args.check and not checked
+                    run_cell(args, cell, backends, started + args.deadline_s, emit, check)
+                    checked += [check] if check else []
+                    cell_s[shape, path] = time.perf_counter() - cell_started
+    return rows
+
+
+def run_cell(
+    args: argparse.Namespace,
+    cell: dict[str, Any],
+    backends: dict[str, Any],
+    deadline: float,
+    emit: Callable[[dict[str, Any]], None],
+    check: bool,
+) -> None:
+    """One (shape, G, path) cell: its steps, then (with `check`) the log-prob check and the decode profile."""
     import tempfile
 
     import torch
@@ -32,72 +92,73 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     from bench.gpu.profile import decode_profile
     from bench.gpu.scoring import PoolSketchReward, alternate_early_scoring, force_lengths
     from bench.gpu.shapes import bench_tokenizer, build_model
-    from bench.gpu.step import bench_config, make_trainer, spread_reward, step_recorder
+    from bench.gpu.step import bench_config, checkpoint_recorder, make_trainer, spread_reward, step_recorder
     from watercolour.trainer import close_reward
 
     cuda = torch.cuda.is_available()
     device, dtype = ("cuda", torch.bfloat16) if cuda else ("cpu", torch.float32)
     tokenizer = bench_tokenizer()
-    args.out.mkdir(parents=True, exist_ok=True)
-    log = (args.out / "bench_gpu.jsonl").open("a")
-    rows: list[dict[str, Any]] = []
-    started = time.perf_counter()
-    checked = False
-    cell_s: dict[tuple[str, str], float] = {}  # how long the last cell of each (shape, path) took
+    generations, path, max_len = cell["generations"], cell["path"], cell["max_len"]
+    steps = args.fast_steps if path == "fast" else args.default_steps
+    micro = min(args.micro_batch, generations)
+    scored = args.scoring != "stand-in"
+    with tempfile.TemporaryDirectory() as tmp:
+        config = bench_config(
+            generations, max_len, micro, path, Path(tmp), RENDER[args.scoring], args.preset, backends or None
+        )
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
+        model = build_model(cell["shape"], tokenizer, device, dtype)
+        on_scored = partial(emit_parts, emit, cell)
+        reward = PoolSketchReward(config, Path(tmp), on_scored) if scored else spread_reward
+        trainer = make_trainer(model, tokenizer, config, steps, reward)
+        emit({**cell, "gated_delta_route": trainer.gated_delta_route, "plan": trainer.generation_plan})
+        if scored:
+            force_lengths(trainer, max_len, args.lengths)
+            alternate_early_scoring(trainer)
+        if args.scoring == "recipe":
+            trainer.args.save_steps = 1  # the recipe saves every 10 steps; each save is timed here
+            checkpoint_recorder(trainer, partial(emit_step, emit, cell))
+        step_recorder(trainer, partial(emit_step, emit, cell))
+        hard_stop(trainer, deadline)
+        if path == "fast" and args.skip_guards_from:
+            skip_guards(trainer, args.skip_guards_from)
+        try:
+            trainer.train()
+        finally:
+            close_reward(trainer)
+        if check:
+            emit({**cell, "check": logprob_check(trainer, generations)})
+            emit({**cell, "profile": decode_profile(trainer, generations, args.out)})
+        del trainer, model
+        gc.collect()
+        torch._dynamo.reset()
+        if cuda:
+            torch.cuda.empty_cache()
 
-    def emit(row: dict[str, Any]) -> None:
-        rows.append(row)
-        log.write(json.dumps(row) + "\n")
-        log.flush()
-        print(json.dumps(row), flush=True)
 
-    for shape in args.shapes:
-        for generations in args.generations:
-            for path in args.paths:
-                max_len = args.default_max_len if path == "default" and args.default_max_len else args.max_len
-                cell = {
-                    "shape": shape,
-                    "generations": generations,
-                    "path": path,
-                    "max_len": max_len,
-                    "scoring": args.scoring,
-                }
-                reason = skip_reason(time.perf_counter() - started, args.deadline_s, cell_s.get((shape, path)))
-                if reason is not None:
-                    emit({**cell, "skipped": reason})
-                    continue
-                cell_started = time.perf_counter()
-                steps = args.fast_steps if path == "fast" else args.default_steps
-                micro = min(args.micro_batch, generations)
-                with tempfile.TemporaryDirectory() as tmp:
-                    config = bench_config(generations, max_len, micro, path, Path(tmp), RENDER[args.scoring])
-                    if cuda:
-                        torch.cuda.reset_peak_memory_stats()
-                    model = build_model(shape, tokenizer, device, dtype)
-                    reward = PoolSketchReward(config, Path(tmp)) if args.scoring == "real" else spread_reward
-                    trainer = make_trainer(model, tokenizer, config, steps, reward)
-                    if args.scoring == "real":
-                        force_lengths(trainer, max_len)
-                        alternate_early_scoring(trainer)
-                    step_recorder(trainer, partial(emit_step, emit, cell))
-                    hard_stop(trainer, started + args.deadline_s)
-                    if path == "fast" and args.skip_guards_from:
-                        skip_guards(trainer, args.skip_guards_from)
-                    try:
-                        trainer.train()
-                    finally:
-                        close_reward(trainer)
-                    if path == "fast" and not checked and args.check:
-                        checked = True
-                        emit({**cell, "check": logprob_check(trainer, generations)})
-                        emit({**cell, "profile": decode_profile(trainer, generations, args.out)})
-                    cell_s[shape, path] = time.perf_counter() - cell_started
-                    del trainer, model
-                    gc.collect()
-                    torch._dynamo.reset()
-                    if cuda:
-                        torch.cuda.empty_cache()
-    return rows
+def emit_parts(
+    emit: Callable[[dict[str, Any]], None],
+    cell: dict[str, Any],
+    prompts: Any,
+    completions: Any,
+    parts: list[Any],
+    kwargs: dict[str, Any],
+) -> None:
+    """A scored batch's part timings as the reward saw them (median ms per rollout), and what failed."""
+    keys = sorted({key for part in parts for key in part.timings_ms})
+    emit(
+        {
+            **cell,
+            "scored": len(parts),
+            "passed": sum(part.passed for part in parts),
+            "dead_letters": sum(part.dead_letter is not None for part in parts),
+            "part_ms": {
+                key: statistics.median(part.timings_ms[key] for part in parts if key in part.timings_ms)
+                for key in keys
+            },
+        }
+    )
 
 
 def skip_reason(elapsed_s: float, deadline_s: float, last_cell_s: float | None) -> str | None:
@@ -112,7 +173,11 @@ def skip_reason(elapsed_s: float, deadline_s: float, last_cell_s: float | None) 
 
 
 # Render pool of a real-scoring cell: 16 pages on the GPU machine's 16 cores, as the learning runs used.
-RENDER: dict[str, dict[str, Any] | None] = {"stand-in": None, "real": {"browsers": 4, "pages_per_browser": 4}}
+RENDER: dict[str, dict[str, Any] | None] = {
+    "stand-in": None,
+    "real": {"browsers": 4, "pages_per_browser": 4},
+    "recipe": {"browsers": 4, "pages_per_browser": 4},
+}
 
 
 def emit_step(emit: Any, cell: dict[str, Any], row: dict[str, Any]) -> None:
@@ -189,7 +254,7 @@ def scoring_summary(rows: list[dict[str, Any]]) -> str:
     ]
     cells: dict[tuple, list[dict]] = {}
     for row in rows:
-        if "step" in row and row["step"] > 1 and row.get("scoring") == "real":
+        if "step" in row and row["step"] > 1 and row.get("scoring") in ("real", "recipe"):
             cells.setdefault((row["shape"], row["generations"], row["early_scoring"]), []).append(row)
     for (shape, generations, early), steps in sorted(cells.items()):
         score, step, generate = median(steps, "score_s"), median(steps, "step_s"), median(steps, "generate_s")
@@ -217,7 +282,7 @@ def paired_summary(rows: list[dict[str, Any]]) -> list[str]:
     steps = {
         (row["shape"], row["generations"], row["step"]): row
         for row in rows
-        if "step" in row and row.get("scoring") == "real"
+        if "step" in row and row.get("scoring") in ("real", "recipe")
     }
     for (shape, generations, number), early in sorted(steps.items()):
         after = steps.get((shape, generations, number + 1))
@@ -250,9 +315,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--scoring",
         default="stand-in",
-        choices=["stand-in", "real"],
+        choices=["stand-in", "real", "recipe"],
         help="stand-in: an instant reward; real: Chromium renders of pool sketches with drawn completion lengths, "
-        "early scoring off and on in alternate steps (bench/gpu/scoring.py)",
+        "early scoring off and on in alternate steps (bench/gpu/scoring.py); recipe: the same, with the preset's "
+        "remote backends (HPSv3 over HTTP, an OpenAI-compatible judge) served on loopback (bench/gpu/services.py) "
+        "and a checkpoint after every step, timed",
+    )
+    parser.add_argument("--preset", default="offline", help="the preset whose settings and backends a cell uses")
+    parser.add_argument(
+        "--lengths",
+        default="half-to-budget",
+        choices=["half-to-budget", "recipe"],
+        help="scored cells' completion lengths: between half the budget and the budget, or the recipe's own "
+        "distribution (mean 2,000 tokens, 0.7%% of rows at 8,192: bench/gpu/scoring.py)",
     )
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the log-prob/loss check")
     parser.add_argument("--deadline-s", type=float, default=480.0, help="start nothing new after this long")

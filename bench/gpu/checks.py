@@ -59,7 +59,7 @@ def loss_on(trainer: Any, batch: dict[str, Any]) -> tuple[float, Any]:
 @contextmanager
 def generating(trainer: Any) -> Iterator[Any]:
     """The policy as the trainer generates with it: train mode (so compiled graphs' guards hold), unwrapped,
-    no grad, and the embedding hooks that break compilation paused."""
+    no grad, the embedding hooks that break compilation paused, and the LoRA merged where the plan merges it."""
     import torch
     from trl.models import unwrap_model_for_generation
 
@@ -74,6 +74,7 @@ def generating(trainer: Any) -> Iterator[Any]:
         ) as model,
         torch.no_grad(),
         input_grad_hooks_paused(trainer.model),
+        trainer.rollout_weights(),
     ):
         yield model
 

@@ -8,8 +8,12 @@ published (fields that do not change the compute, such as token ids, are left ou
 - SmolLM2-135M: huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct/blob/main/config.json
 - Qwen3-4B: huggingface.co/Qwen/Qwen3-4B/blob/main/config.json (Qwen3-4B-Instruct-2507 has the same shape)
 - Qwen3-8B: huggingface.co/Qwen/Qwen3-8B/blob/main/config.json
-
-Qwen3.5-35B-A3B (the recipe's policy) is not here: docs/training.md says why.
+- Qwen3.5-35B-A3B (the recipe's policy): the `text_config` of huggingface.co/Qwen/Qwen3.5-35B-A3B/blob/main/
+  config.json, which transformers 5.23 ships as the defaults of `Qwen3_5MoeTextConfig` (its docstring names that
+  checkpoint); they agree with the recipe's own account of the model (40 layers, 30 of them linear attention, 256
+  routed experts holding 32.2B parameters). The benchmark builds the text model (`Qwen3_5MoeForCausalLM`): the
+  vision tower does nothing for a text prompt. `qwen3.5-35b-a3b-4l` is the same layers, four of them (three linear
+  attention, one full), for checks that need a float32 copy of the policy beside it (64.6 GiB in bf16 for the 40).
 """
 
 from __future__ import annotations
@@ -59,7 +63,30 @@ SHAPES: dict[str, dict[str, Any]] = {
         rope_theta=1000000.0,
         tie_word_embeddings=False,
     ),
+    "qwen3.5-35b-a3b": dict(
+        model_type="qwen3_5_moe_text",
+        hidden_size=2048,
+        num_hidden_layers=40,
+        full_attention_interval=4,
+        num_attention_heads=16,
+        num_key_value_heads=2,
+        head_dim=256,
+        linear_conv_kernel_dim=4,
+        linear_key_head_dim=128,
+        linear_value_head_dim=128,
+        linear_num_key_heads=16,
+        linear_num_value_heads=32,
+        moe_intermediate_size=512,
+        shared_expert_intermediate_size=512,
+        num_experts=256,
+        num_experts_per_tok=8,
+        vocab_size=248320,
+        max_position_embeddings=262144,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=False,
+    ),
 }
+SHAPES["qwen3.5-35b-a3b-4l"] = {**SHAPES["qwen3.5-35b-a3b"], "num_hidden_layers": 4}
 # The bench tokenizer's size: small enough that the full system prompt comes to about as many tokens as
 # SmolLM2's tokenizer gives it (~870), so prefill and cache lengths are realistic.
 TOKENIZER_VOCAB = 800

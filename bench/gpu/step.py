@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,17 @@ spread_reward.__name__ = "bench_spread_reward"
 
 
 def bench_config(
-    generations: int, max_len: int, micro_batch: int, path: str, run_dir: Path, render: dict[str, Any] | None = None
+    generations: int,
+    max_len: int,
+    micro_batch: int,
+    path: str,
+    run_dir: Path,
+    render: dict[str, Any] | None = None,
+    preset: str = "offline",
+    services: dict[str, Any] | None = None,
 ) -> RunConfig:
+    """The preset's configuration with the cell's group, budget, micro-batch and generation path; `services`
+    overrides its backends (the recipe cell points them at loopback servers)."""
     training: dict[str, Any] = {
         "num_generations": generations,
         "max_completion_length": max_len,
@@ -47,12 +57,14 @@ def bench_config(
         "warmup_steps": 0,
         **PATHS[path],
     }
-    return load_config("offline", {"run_dir": str(run_dir), "training": training, "render": render or {}})
+    overrides = {"run_dir": str(run_dir), "training": training, "render": render or {}, **(services or {})}
+    return load_config(preset, overrides)
 
 
 def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int, reward: Any = spread_reward) -> Any:
     """The project's trainer around `model`, without trackio (it is not on the GPU machine) or checkpoints."""
-    from watercolour.generation import enable_compile, resolve
+    from watercolour.generation import prepare_rollouts, resolve
+    from watercolour.linear_attention import route_gated_delta_rule
     from watercolour.lora import lora_config
     from watercolour.trainer import TimedGRPOTrainer, grpo_args, prompt_dataset
 
@@ -68,7 +80,9 @@ def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int, rewa
         peft_config=lora_config(config.training),
     )
     plan = resolve(config.training)
-    enable_compile(trainer, plan)
+    prepare_rollouts(trainer, plan)
+    trainer.gated_delta_route = route_gated_delta_rule(trainer.model)
+    trainer.generation_plan = asdict(plan)
     trainer.early_scoring = plan.early_scoring
     return trainer
 
@@ -92,9 +106,13 @@ def step_recorder(trainer: Any, record: Callable[[dict], None]) -> None:
             step_s = time.perf_counter() - self.started
             tokens = logs["completions/mean_length"] * args.num_generations
             generate_s, score_s = logs["time/generate_s"], logs["time/score_s"]
+            longest = int(logs["completions/max_length"])
             record(
                 {
                     "step": state.global_step,
+                    # A batch decodes until its longest row ends: generation time over this is one decode step.
+                    "longest": longest,
+                    "decode_ms": round(1000 * generate_s / longest, 2),
                     "generate_s": round(generate_s, 2),
                     "score_s": round(score_s, 3),
                     "update_s": round(step_s - generate_s - score_s, 2),
@@ -110,3 +128,22 @@ def step_recorder(trainer: Any, record: Callable[[dict], None]) -> None:
             )
 
     trainer.add_callback(Recorder())
+
+
+def checkpoint_recorder(trainer: Any, record: Callable[[dict], None]) -> None:
+    """Calls `record` with how long each checkpoint save took (adapter, optimizer and trainer state)."""
+    save = trainer._save_checkpoint
+
+    def timed_save(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return save(*args, **kwargs)
+        finally:
+            record(
+                {
+                    "checkpoint_after_step": trainer.state.global_step,
+                    "checkpoint_s": round(time.perf_counter() - started, 2),
+                }
+            )
+
+    trainer._save_checkpoint = timed_save

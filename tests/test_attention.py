@@ -1,0 +1,97 @@
+"""Packed grouped-query attention in a compiled decode step: the same values, without the repeated keys."""
+
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+
+import torch
+from transformers import LlamaConfig, Qwen3Config, Qwen3ForCausalLM
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+from watercolour.attention import PACKED_GQA, packed_gqa_attention, use_packed_gqa
+
+
+BATCH, HEADS, KV_HEADS, KEYS, DIM = 3, 8, 2, 40, 16
+
+
+def decode_inputs() -> tuple[torch.Tensor, ...]:
+    torch.manual_seed(0)
+    query = torch.randn(BATCH, HEADS, 1, DIM)
+    key, value = torch.randn(BATCH, KV_HEADS, KEYS, DIM), torch.randn(BATCH, KV_HEADS, KEYS, DIM)
+    mask = torch.ones(BATCH, 1, 1, KEYS, dtype=torch.bool)
+    mask[0, ..., :7] = False  # a left-padded row
+    mask[:, ..., 30:] = False  # static-cache slots not written yet
+    return query, key, value, mask
+
+
+def traced_shapes(attention) -> tuple[torch.Tensor, list[torch.Size]]:
+    """The attention's output under torch.compile (dynamo traces it, as in a compiled decode step), and the shapes
+    of every tensor in the traced graph."""
+    shapes: list[torch.Size] = []
+
+    def backend(graph, example_inputs):
+        for node in graph.graph.nodes:
+            value = node.meta.get("example_value")
+            if isinstance(value, torch.Tensor):
+                shapes.append(value.shape)
+        return graph.forward
+
+    module = SimpleNamespace(num_key_value_groups=HEADS // KV_HEADS, is_causal=True)
+    query, key, value, mask = decode_inputs()
+
+    def run(query, key, value, mask):
+        return attention(module, query, key, value, mask, scaling=DIM**-0.5)[0]
+
+    torch._dynamo.reset()
+    return torch.compile(run, backend=backend, fullgraph=True)(query, key, value, mask), shapes
+
+
+def test_compiled_decode_attends_without_repeating_the_grouped_keys_and_gives_the_same_values() -> None:
+    stock, stock_shapes = traced_shapes(sdpa_attention_forward)
+    packed, packed_shapes = traced_shapes(packed_gqa_attention)
+    torch.testing.assert_close(packed, stock, rtol=1e-5, atol=1e-6)
+    repeated = torch.Size([BATCH, HEADS, KEYS, DIM])
+    assert repeated in stock_shapes  # transformers' sdpa path expands the cache per query head under compilation
+    assert repeated not in packed_shapes
+
+
+def test_a_training_forward_goes_through_the_stock_sdpa_function() -> None:
+    torch.manual_seed(1)
+    module = SimpleNamespace(num_key_value_groups=HEADS // KV_HEADS, is_causal=True)
+    query = torch.randn(BATCH, HEADS, 12, DIM)
+    key, value = torch.randn(BATCH, KV_HEADS, 12, DIM), torch.randn(BATCH, KV_HEADS, 12, DIM)
+    assert torch.equal(
+        packed_gqa_attention(module, query, key, value, None)[0],
+        sdpa_attention_forward(module, query, key, value, None)[0],
+    )
+
+
+def test_generation_with_packed_attention_samples_the_same_tokens() -> None:
+    torch.manual_seed(0)
+    config = Qwen3Config(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2,
+        head_dim=16, vocab_size=300, max_position_embeddings=512,
+    )  # fmt: skip
+    stock = Qwen3ForCausalLM(config).eval()
+    packed = copy.deepcopy(stock)
+    assert use_packed_gqa(packed) == ["Qwen3Config"]
+    ids = torch.randint(0, 300, (3, 20))
+    mask = torch.ones_like(ids)
+    mask[0, :5] = 0
+    settings = dict(max_new_tokens=12, do_sample=False, cache_implementation="static", output_logits=True)
+    with torch.no_grad():
+        a = stock.generate(ids, attention_mask=mask, return_dict_in_generate=True, **settings)
+        b = packed.generate(ids, attention_mask=mask, return_dict_in_generate=True, **settings)
+    assert torch.equal(a.sequences, b.sequences)
+    assert all(torch.allclose(x, y, atol=1e-5) for x, y in zip(a.logits, b.logits, strict=True))
+
+
+def test_only_sdpa_configs_are_switched() -> None:
+    model = Qwen3ForCausalLM(
+        Qwen3Config(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, head_dim=8)
+    )
+    model.config._attn_implementation_internal = "eager"
+    assert use_packed_gqa(model) == []
+    assert model.config._attn_implementation == "eager"
+    assert LlamaConfig()._attn_implementation != PACKED_GQA

@@ -1,0 +1,107 @@
+"""The Gated DeltaNet kernel route: correct gradients wherever fla's would be wrong, and the gradient check."""
+
+from __future__ import annotations
+
+import copy
+import sys
+import types
+
+import pytest
+import torch
+from transformers import Qwen3_5MoeForCausalLM, Qwen3_5MoeTextConfig
+from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe as modeling
+
+from bench.gpu import linear_attention as check
+from watercolour.linear_attention import (
+    CHUNK_FUNCTION,
+    GatedDeltaBackwardUnavailable,
+    KernelFacts,
+    ReferenceWhenTraining,
+    decide,
+    route_gated_delta_rule,
+)
+
+
+def tiny_moe() -> Qwen3_5MoeForCausalLM:
+    torch.manual_seed(0)
+    return Qwen3_5MoeForCausalLM(
+        Qwen3_5MoeTextConfig(
+            hidden_size=32, num_hidden_layers=2, full_attention_interval=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=8, linear_key_head_dim=8, linear_value_head_dim=8, linear_num_key_heads=2,
+            linear_num_value_heads=4, moe_intermediate_size=16, shared_expert_intermediate_size=16, num_experts=4,
+            num_experts_per_tok=2, vocab_size=64,
+        )
+    )  # fmt: skip
+
+
+def test_the_route_follows_what_the_machine_has() -> None:
+    assert decide(KernelFacts(fla=True), has_layers=False) == "none"
+    assert decide(KernelFacts(fla=False), has_layers=True) == "torch"
+    assert decide(KernelFacts(fla=True, fla_backward_correct=True), has_layers=True) == "fla"
+    assert decide(KernelFacts(fla=True, fla_backward_correct=False), has_layers=True) == "fla-rollouts"
+
+
+def test_where_fla_is_wrong_updates_take_the_reference_and_rollouts_keep_the_fast_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+    reference = modeling.torch_chunk_gated_delta_rule.__wrapped__
+
+    def fast(*args, **kwargs):  # stands in for fla's kernel: it computes the same thing, and says it was called
+        calls.append("fast")
+        return reference(*args, **kwargs)
+
+    fast.__wrapped__ = reference
+    monkeypatch.setattr(modeling, CHUNK_FUNCTION, fast)
+    model = tiny_moe()
+    facts = KernelFacts(fla=True, fla_backward_correct=False)
+    assert route_gated_delta_rule(model, facts) == "fla-rollouts"
+    routed = getattr(modeling, CHUNK_FUNCTION)
+    assert isinstance(routed, ReferenceWhenTraining) and routed.fast is fast
+    assert route_gated_delta_rule(model, facts) == "fla-rollouts" and getattr(modeling, CHUNK_FUNCTION) is routed
+    ids = torch.randint(0, 64, (2, 9))
+    with torch.no_grad():
+        model(ids)
+    assert calls == ["fast"]  # the one linear-attention layer, without a gradient: fla
+    model(ids).logits.sum().backward()
+    assert calls == ["fast"]  # with one: the reference
+    assert model.model.layers[0].linear_attn.in_proj_qkv.weight.grad is not None
+
+
+def test_a_layer_that_cannot_be_rerouted_is_refused_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("elsewhere_modeling")
+    module.torch_chunk_gated_delta_rule = lambda *args, **kwargs: None  # no reference to route the update to
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    layer_class = type("ElsewhereGatedDeltaNet", (torch.nn.Module,), {"__module__": module.__name__})
+    model = torch.nn.Sequential(layer_class())
+    with pytest.raises(GatedDeltaBackwardUnavailable, match="install tilelang"):
+        route_gated_delta_rule(model, KernelFacts(fla=True, fla_backward_correct=False))
+
+
+def test_packed_sequences_are_refused_where_only_the_reference_is_correct() -> None:
+    routed = ReferenceWhenTraining(lambda *a, **k: None, lambda *a, **k: None)
+    with pytest.raises(GatedDeltaBackwardUnavailable, match="packed sequences"):
+        routed(cu_seqlens=torch.tensor([0, 4]))
+
+
+def test_the_gradient_check_passes_the_reference_and_fails_a_kernel_with_a_wrong_gate_gradient(tmp_path) -> None:
+    rows = check.main(["--tiny", "--tokens", "96", "--repeats", "1", "--out", str(tmp_path)])
+    (torch_row,) = [row for row in rows if row["route"] == "torch"]
+    assert torch_row["passes"] and torch_row["max_error"] > 0  # bf16 against float32: close, not equal
+    assert (tmp_path / "linear_attention.jsonl").is_file()
+
+    reference, _ = check.kernels()
+
+    def gate_detached(query, key, value, g, beta, **kwargs):  # right forward, no gradient through the decay
+        return reference(query, key, value, g.detach(), beta, **kwargs)
+
+    layer = check.build_layer(check.TINY_LAYER, "cpu", torch.bfloat16)
+    exact = copy.deepcopy(layer).float()  # the same (bf16-rounded) weights, in float32
+    x, upstream = torch.randn(1, 96, 64), torch.randn(1, 96, 64)
+    with check.chunk_kernel(reference):
+        truth = check.forward_backward(exact, x, upstream)
+        bf16 = check.relative_errors(check.forward_backward(layer, x.bfloat16(), upstream), truth)
+    with check.chunk_kernel(gate_detached):
+        wrong = check.relative_errors(check.forward_backward(layer, x.bfloat16(), upstream), truth)
+    assert check.passes(bf16, None) and check.passes(bf16, bf16)
+    assert not check.passes(wrong, bf16) and wrong["A_log"] > 0.5

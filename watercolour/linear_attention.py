@@ -1,0 +1,114 @@
+"""Which kernels the policy's Gated DeltaNet layers (Qwen3.5's linear attention) train and decode with.
+
+transformers runs these layers through the `fla` package when it is installed, else through its own torch
+reference (correct, slower, float32 inside). fla's chunked backward is wrong on Hopper GPUs under Triton 3.4 up to
+3.7.0 (fla's own check, which raises in the middle of the first update: "gated chunk_bwd_dqkwg ... produces
+incorrect results"), unless its TileLang backend (the `tilelang` package and a usable nvcc) takes that kernel.
+torch 2.11 and 2.12 install Triton 3.6; torch 2.13 installs 3.7.1, where fla is correct.
+
+So the route is decided once, when the trainer is built, from what the machine has:
+
+- `fla`: fla's kernels are correct here (not Hopper, Triton >= 3.7.1, or TileLang): rollouts and updates use them;
+- `torch`: fla is not installed: transformers' reference everywhere (it warns once itself);
+- `fla-rollouts`: fla would compute wrong gradients here: rollouts (no gradient) keep fla's fast kernels, and
+  every forward that records a gradient (the update, and its recomputation under gradient checkpointing) goes
+  through transformers' reference, so gradients are correct. docs/training.md has what each route costs.
+
+A Gated DeltaNet layer whose chunked kernel cannot be rerouted (a model module laid out differently from
+transformers' Qwen3.5 and Qwen3-Next) on a machine where fla is wrong is refused with the fix, before any rollout.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+
+Route = Literal["none", "fla", "torch", "fla-rollouts"]
+# The module-level function transformers' Gated DeltaNet layers call for a chunk of several tokens.
+CHUNK_FUNCTION = "torch_chunk_gated_delta_rule"
+FIX = (
+    "install tilelang (pip install tilelang==0.1.15; fla then takes that kernel from TileLang) or torch>=2.13 "
+    "(Triton 3.7.1)"
+)
+
+
+class GatedDeltaBackwardUnavailable(RuntimeError):
+    """No route to correct gradients through the policy's Gated DeltaNet layers on this machine."""
+
+
+@dataclass(frozen=True)
+class KernelFacts:
+    """What decides the route: whether transformers uses fla, and whether fla's backward is correct here."""
+
+    fla: bool
+    fla_backward_correct: bool = True
+
+
+def fla_facts() -> KernelFacts:
+    """Read from fla itself, with the same conditions its kernels check."""
+    try:
+        from fla.ops.common.backends.tilelang import CommonTileLangBackend
+        from fla.utils import IS_NVIDIA_HOPPER, TRITON_ABOVE_3_4_0, TRITON_ABOVE_3_7_1
+    except Exception:  # no fla, or no Triton under it (a CPU build of torch): transformers uses its reference
+        return KernelFacts(fla=False)
+    refused = IS_NVIDIA_HOPPER and TRITON_ABOVE_3_4_0 and not TRITON_ABOVE_3_7_1
+    tilelang = CommonTileLangBackend.is_available() and CommonTileLangBackend().is_enabled()
+    return KernelFacts(fla=True, fla_backward_correct=not refused or tilelang)
+
+
+def decide(facts: KernelFacts, has_layers: bool) -> Route:
+    if not has_layers:
+        return "none"
+    if not facts.fla:
+        return "torch"
+    return "fla" if facts.fla_backward_correct else "fla-rollouts"
+
+
+class ReferenceWhenTraining:
+    """The chunked gated delta rule: fla's kernel without a gradient, transformers' torch reference with one."""
+
+    def __init__(self, fast: Callable[..., Any], reference: Callable[..., Any]) -> None:
+        self.fast = fast
+        self.reference = reference
+        self.__name__ = CHUNK_FUNCTION
+        self._parameters = set(inspect.signature(reference).parameters)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        if not torch.is_grad_enabled():
+            return self.fast(*args, **kwargs)
+        if kwargs.get("cu_seqlens") is not None:
+            raise GatedDeltaBackwardUnavailable(
+                f"packed sequences through Gated DeltaNet layers need fla's backward, which is wrong on this GPU: {FIX}"
+            )
+        return self.reference(*args, **kwargs)
+
+
+def gated_delta_layers(model: Any) -> list[Any]:
+    return [module for module in model.modules() if type(module).__name__.endswith("GatedDeltaNet")]
+
+
+def route_gated_delta_rule(model: Any, facts: KernelFacts | None = None) -> Route:
+    """Decide the route for `model` on this machine and apply it (idempotent); returns the route."""
+    layers = gated_delta_layers(model)
+    route = decide(facts or fla_facts(), bool(layers))
+    if route != "fla-rollouts":
+        return route
+    for module_name in sorted({type(layer).__module__ for layer in layers}):
+        module = sys.modules[module_name]
+        current = getattr(module, CHUNK_FUNCTION, None)
+        if isinstance(current, ReferenceWhenTraining):
+            continue
+        reference = getattr(current, "__wrapped__", None)
+        if current is None or reference is None:
+            raise GatedDeltaBackwardUnavailable(
+                f"the Gated DeltaNet layers of {module_name} call no `{CHUNK_FUNCTION}` that can be sent to the torch "
+                f"reference for the update, and fla's backward is wrong on this GPU: {FIX}"
+            )
+        setattr(module, CHUNK_FUNCTION, ReferenceWhenTraining(current, reference))
+    return route
