@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -77,16 +78,30 @@ class ReferenceWhenTraining:
         self.__name__ = CHUNK_FUNCTION
         self._parameters = set(inspect.signature(reference).parameters)
 
+    # Set by `as_in_training`: forwards without a gradient take the reference too (checks of the loss's numbers).
+    everywhere = False
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         import torch
 
-        if not torch.is_grad_enabled():
+        if not torch.is_grad_enabled() and not ReferenceWhenTraining.everywhere:
             return self.fast(*args, **kwargs)
         if kwargs.get("cu_seqlens") is not None:
             raise GatedDeltaBackwardUnavailable(
                 f"packed sequences through Gated DeltaNet layers need fla's backward, which is wrong on this GPU: {FIX}"
             )
         return self.reference(*args, **kwargs)
+
+
+@contextmanager
+def as_in_training() -> Iterator[None]:
+    """Forwards without a gradient compute what the update's forward computes (the reference where routed), so a
+    check of the loss's log-probs need not record a graph to see them."""
+    ReferenceWhenTraining.everywhere = True
+    try:
+        yield
+    finally:
+        ReferenceWhenTraining.everywhere = False
 
 
 def gated_delta_layers(model: Any) -> list[Any]:

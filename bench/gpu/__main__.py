@@ -24,6 +24,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.gpu.step import PATHS
+
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     args.out.mkdir(parents=True, exist_ok=True)
@@ -68,9 +70,9 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                         emit({**cell, "skipped": reason})
                         continue
                     cell_started = time.perf_counter()
-                    check = path == "fast" and args.check and not checked
-                    run_cell(args, cell, backends, started + args.deadline_s, emit, check)
-                    checked += [check] if check else []
+                    first_fast = path == "fast" and not checked
+                    run_cell(args, cell, backends, started + args.deadline_s, emit, first_fast)
+                    checked += [True] if first_fast else []
                     cell_s[shape, path] = time.perf_counter() - cell_started
     return rows
 
@@ -81,9 +83,10 @@ def run_cell(
     backends: dict[str, Any],
     deadline: float,
     emit: Callable[[dict[str, Any]], None],
-    check: bool,
+    first_fast: bool,
 ) -> None:
-    """One (shape, G, path) cell: its steps, then (with `check`) the log-prob check and the decode profile."""
+    """One (shape, G, path) cell: its steps, then (the first fast cell) the log-prob check and the decode profile,
+    each unless switched off."""
     import tempfile
 
     import torch
@@ -127,8 +130,9 @@ def run_cell(
             trainer.train()
         finally:
             close_reward(trainer)
-        if check:
+        if first_fast and args.check:
             emit({**cell, "check": logprob_check(trainer, generations)})
+        if first_fast and args.profile:
             emit({**cell, "profile": decode_profile(trainer, generations, args.out)})
         del trainer, model
         gc.collect()
@@ -304,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", nargs="+", default=["qwen3-4b"], help="names in bench/gpu/shapes.py")
     parser.add_argument("--generations", nargs="+", type=int, default=[16], help="completions per step (G)")
-    parser.add_argument("--paths", nargs="+", default=["default", "fast"], choices=["default", "fast"])
+    parser.add_argument("--paths", nargs="+", default=["default", "fast"], choices=list(PATHS))
     parser.add_argument("--max-len", type=int, default=2048, help="completion tokens")
     parser.add_argument(
         "--default-max-len", type=int, default=0, help="a shorter budget for the default path (0 = --max-len)"
@@ -330,6 +334,7 @@ def main(argv: list[str] | None = None) -> None:
         "distribution (mean 2,000 tokens, 0.7%% of rows at 8,192: bench/gpu/scoring.py)",
     )
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the log-prob/loss check")
+    parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the decode profile")
     parser.add_argument("--deadline-s", type=float, default=480.0, help="start nothing new after this long")
     parser.add_argument("--skip-guards-from", type=int, default=0, help="diagnostic: fast step to skip guards from")
     parser.add_argument("--out", type=Path, default=Path("bench-gpu-out"))

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from watercolour.linear_attention import as_in_training
+
 
 SLACK = 1.10
 FLOOR = 1e-4
@@ -48,7 +50,7 @@ def loss_on(trainer: Any, batch: dict[str, Any]) -> tuple[float, Any]:
 
     ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
     mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
-    with torch.no_grad():
+    with torch.no_grad(), as_in_training():
         loss = float(trainer.compute_loss(trainer.model, batch))
         logps, _, _ = trainer._get_per_token_logps_and_entropies(
             trainer.model, ids, mask, batch["completion_ids"].shape[1]
@@ -107,7 +109,7 @@ def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
     keep = ~after_eos
     full_ids = torch.cat([inputs["input_ids"], completion], dim=1)
     full_mask = torch.cat([inputs["attention_mask"], keep.int()], dim=1)
-    with torch.no_grad():
+    with torch.no_grad(), as_in_training():
         slow, _, _ = trainer._get_per_token_logps_and_entropies(
             trainer.model,
             full_ids,
@@ -117,7 +119,7 @@ def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
         )
     # The float32 reference: the same policy upcast, scoring the same tokens the way the loss does.
     reference = copy.deepcopy(trainer.model).float()
-    with torch.no_grad():
+    with torch.no_grad(), as_in_training():
         exact, _, _ = trainer._get_per_token_logps_and_entropies(
             reference, full_ids, full_mask, completion.shape[1], batch_size=trainer.args.per_device_train_batch_size
         )

@@ -23,6 +23,10 @@ PATHS: dict[str, dict[str, Any]] = {
     "default": {"generation_cache": "dynamic", "generation_compile": False},
     # The trainer's own defaults: None resolves per device (watercolour.generation.resolve).
     "fast": {"generation_cache": None, "generation_compile": None},
+    # The defaults less one lever each, to see what it is worth: the float32 adapter attached to every decode
+    # step, and the grouped keys and values repeated per query head.
+    "fast-attached": {"generation_cache": None, "generation_compile": None, "generation_merge_adapter": False},
+    "fast-repeated": {"generation_cache": None, "generation_compile": None, "generation_packed_gqa": False},
 }
 
 
