@@ -21,7 +21,14 @@ def device_settings(training: TrainingSettings) -> tuple[bool, bool]:
 
 
 def lora_config(training: TrainingSettings) -> LoraConfig:
-    """LoRA on every linear layer: a hand-written module list reached 10 of 40 layers of the recipe's MoE."""
+    """LoRA on every linear layer: a hand-written module list reached 10 of 40 layers of the recipe's MoE.
+
+    On a multimodal policy that includes the vision tower, as the recipe's adapter did (Qwen3.5-35B-A3B: 110 of its
+    460 modules, 7.95M of 30.4M parameters). A text prompt never runs that tower, so those pairs get no gradient
+    and stay the no-op they start as (B = 0): 32 MB of float32 in each adapter, no optimizer state, no compute. A
+    policy that sees its paintings (`repaint.vision`) trains them. Leaving the tower out would take a list of each
+    architecture's vision module names, the kind of hand-written list that missed 30 of those 40 layers.
+    """
     return LoraConfig(
         r=training.lora_r,
         lora_alpha=training.lora_alpha,

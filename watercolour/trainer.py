@@ -322,12 +322,13 @@ def prompt_dataset(training: TrainingSettings, world_size: int = 1) -> Dataset:
 
 
 def processing_class(model: str, vision: bool) -> Any:
-    """The policy's tokenizer, or for a vision policy its processor (images in tool results go through it)."""
+    """The policy's tokenizer, or for a vision policy its processor (images in tool results go through it), with
+    the sides TRL gives the processing class it loads itself."""
     if vision:
         from transformers import AutoProcessor
 
         return AutoProcessor.from_pretrained(model, padding_side="left", truncation_side="left")
-    return AutoTokenizer.from_pretrained(model)
+    return AutoTokenizer.from_pretrained(model, padding_side="left", truncation_side="left")
 
 
 def build_trainer(
@@ -375,6 +376,9 @@ def build_trainer(
         reward: Any = RepaintReward(factory, store, step_hook(config, run_dir) if step_hook is not None else None)
         callbacks.append(StepClock(factory))
     else:
+        # A text prompt needs the tokenizer alone. Left to TRL, a multimodal policy gets its checkpoint's processor,
+        # whose video half Qwen3.5's cannot build without torchvision, for images and videos no prompt here has.
+        tokenizer = tokenizer or processing_class(model, vision=False)
         reward = make_reward(per_process_config(config, args.world_size), run_dir, slices or store.record_batch)
     # TRL's annotation predates async reward functions; it gathers them all the same.
     reward_funcs: list[Any] = [reward]
