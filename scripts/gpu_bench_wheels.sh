@@ -2,7 +2,8 @@
 # Fetches into .whl/ the wheels `python -m bench.gpu` needs on the GPU machine beyond its image (torch, numpy,
 # pandas, pyarrow and the rest are there): the project's pins of transformers, TRL, PEFT, accelerate, datasets
 # and their missing dependencies, for that machine's Python 3.12 on x86-64; fla (the Gated DeltaNet kernels of
-# the Qwen3.5 policies, pure Python over Triton); fastapi and uvicorn for the loopback scorer of the recipe cell.
+# the Qwen3.5 policies, pure Python over Triton); fastapi (which imports opentelemetry) and uvicorn for the
+# loopback scorer of the recipe cell.
 # causal-conv1d has no wheel on PyPI (a source package that compiles against CUDA), so it does not travel:
 # transformers' torch convolution stands in (docs/training.md has what that costs). Then, on the GPU machine,
 # with .whl carried:
@@ -23,5 +24,5 @@ for p in manylinux_2_35 manylinux_2_34 manylinux_2_31 manylinux_2_28 manylinux_2
   pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 tenacity==9.2.1 \
   tree-sitter==0.26.1 tree-sitter-javascript==0.25.0 \
   fla-core==0.6.0 flash-linear-attention==0.6.0 \
-  fastapi==0.150.0 starlette==1.10.0 uvicorn==0.54.0 annotated-doc==0.0.7
+  fastapi==0.150.0 starlette==1.10.0 uvicorn==0.54.0 annotated-doc==0.0.7 opentelemetry-api==1.45.2
 du -sh .whl
