@@ -103,8 +103,7 @@ class Slot:
         js = "text/javascript; charset=utf-8"
         slot._files = {
             "/": (harness.HOST_HTML.encode(), "text/html"),
-            harness.LIBRARY_PATHS["p5"]: (libraries["p5"], js),
-            harness.LIBRARY_PATHS["p5.brush"]: (libraries["p5.brush"], js),
+            **{path: (libraries[name], js) for name, path in harness.LIBRARY_PATHS.items()},
         }
         await context.route("**/*", slot._route)
         await context.route_web_socket("**/*", slot._refuse_web_socket)
@@ -174,8 +173,7 @@ class Slot:
         self._once = {
             token + "index.html": (harness.FRAME_HTML.encode(), "text/html"),
             token + "seed.js": (harness.seed_script(seed).encode(), js),
-            token + "probe.js": (harness.probe_script(mark, size).encode(), js),
-            token + "sketch.js": (source.encode("utf-8", "replace"), js),
+            token + "probe.js": (harness.probe_script(mark, size, source).encode(), js),
         }
         watch = self.watch
         watch.begin(token)
@@ -214,9 +212,11 @@ class Slot:
             state = await self._until(self.watch.evaluate(f"__wcWatch.read({json.dumps(mark)}, {int(size)})"))
             outcome.reason, outcome.draw_ms = state["reason"], state["drawMs"]
             outcome.width, outcome.height = state["w"], state["h"]
-            self.watch.note_refused(state["refused"])
+            self.watch.note_refused(state["policy"])
             outcome.blocked = list(state["hints"]) + await self._until(self.watch.child_reports())
-            if state["oversize"]:
+            if state["refused"]:
+                outcome.fault, outcome.fault_detail = (str(part)[:500] for part in state["refused"])
+            elif state["oversize"]:
                 outcome.fault = "oversize"
                 outcome.fault_detail = f"the canvas is {state['w']}x{state['h']}; the limit is {size}x{size}"
             elif state["reason"] not in (None, "no setup or draw") and not state["canvas"]:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from renderers.assets import library
+from renderers.assets import LIBRARIES, library
 from renderers.isolation import offline_launch
 from renderers.page import PageCrashed, Slot
 from watercolour.records import RenderResult
@@ -85,7 +85,7 @@ class BrowserPool:
         self._locks: list[asyncio.Lock] = []
         self._free: asyncio.Queue[tuple[int, Slot | None]] = asyncio.Queue()
         self._cleanups: set[asyncio.Task] = set()
-        self._libraries = {name: library(name)[1] for name in ("p5", "p5.brush")}
+        self._libraries = {name: library(name)[1] for name in LIBRARIES}
         self._launcher: tuple[str, dict[str, str]] = (self.executable, {})
 
     async def __aenter__(self) -> BrowserPool:

@@ -139,6 +139,9 @@ FAULT_CODES = {
     "readback": "readback_failed",
     "oversize": "oversize_picture",
     "harness": "render_fault",
+    "canvas_size": "canvas_size",
+    "not_webgl": "not_webgl",
+    "flood": "flood",
 }
 
 
