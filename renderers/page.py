@@ -31,6 +31,7 @@ from watercolour.records import RenderResult
 # let an error in a timer after a finished setup keep its picture.
 ERROR_GRACE_S = 0.05
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MAX_BLOCKED = 20
 
 
 def png_size(png: bytes) -> tuple[int, int]:
@@ -142,10 +143,27 @@ class Slot:
             body, content_type = self._files[path]
         else:
             if self._owns(route.request):
-                self.blocked.append(url[:200])
-            await route.abort()
+                self._block(url)
+            await self._answer(route.abort())
             return
-        await route.fulfill(status=200, body=body, content_type=content_type, headers=headers)
+        await self._answer(route.fulfill(status=200, body=body, content_type=content_type, headers=headers))
+
+    async def _answer(self, reply) -> None:
+        """Send the router's reply; a frame or context closed meanwhile (a retired slot) needs none, and Playwright
+        would otherwise print a traceback per request: a request flood printed 8,228 of them."""
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            await reply
+        except PlaywrightError:
+            pass
+
+    def _block(self, url: str) -> None:
+        """Record a refused request; past the watcher's cap the render is a flood."""
+        if len(self.blocked) < MAX_BLOCKED:
+            self.blocked.append(url[:200])
+        else:
+            self.watch.flood(f"more than {MAX_BLOCKED} network requests")
 
     def _owns(self, request) -> bool:
         """Whether `request` comes from the current render: a late one of an earlier frame is not its sketch's."""
@@ -160,8 +178,8 @@ class Slot:
         return frame == self._frame or self._token in frame.url
 
     async def _refuse_web_socket(self, ws) -> None:
-        self.blocked.append(ws.url[:200])
-        await ws.close(code=1008, reason="network access is not allowed")
+        self._block(ws.url)
+        await self._answer(ws.close(code=1008, reason="network access is not allowed"))
 
     async def run(self, source: str, seed: int, size: int) -> Outcome:
         """Mount a fresh frame for `source` and wait until it has painted; the caller enforces the deadline."""
@@ -200,6 +218,8 @@ class Slot:
             )
         else:
             await self._read(outcome, mark, size)
+        if watch.flooded and not outcome.fault:
+            outcome.png, outcome.fault, outcome.fault_detail = None, "flood", watch.flooded
         outcome.errors = list(watch.errors)
         outcome.blocked = self.blocked + watch.attempts + outcome.blocked
         return outcome

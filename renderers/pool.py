@@ -208,7 +208,7 @@ class BrowserPool:
                 return _failure(
                     slot, seed, started, fault="harness", fault_detail=f"{type(error).__name__}: {error}"[:500]
                 )
-            if slot.renders >= self.recycle_after:
+            if slot.renders >= self.recycle_after or result.fault == "flood":  # a flooding page may flood on
                 self._retire(index, slot)
             else:
                 self._free.put_nowait((index, slot))
