@@ -13,6 +13,7 @@ render, while real TCP and UDP listeners on 127.0.0.1 wait for a packet that mus
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import threading
@@ -119,15 +120,22 @@ def test_there_are_at_least_40_hostile_fixtures_each_with_a_verdict():
 
 @pytest.mark.browser
 async def test_every_hostile_sketch_gets_its_verdict_no_packet_leaves_and_a_good_sketch_renders_after(
-    one_slot, listeners, flower_sketch
+    one_slot, listeners, flower_sketch, capfd, caplog
 ):
     honest = (await one_slot.render(HONEST)).png
-    wrong = {}
+    wrong, sizes = {}, {}
     for name in NAMES:
         render = await one_slot.render(listeners.source(name))
         if not meets(name, render, honest):
             wrong[name] = (sorted(runtime_violations(render, FLOOR)), render.fault_detail, render.errors[:2])
+        sizes[name] = len(json.dumps(runtime_violations(render, FLOOR))) + len(render.model_dump_json(exclude={"png"}))
     assert wrong == {}
+    # Bounded answers: no verdict and record past 40 kB (a flood of attempts once made a 30 MB line), and nothing
+    # a sketch caused printed a traceback or logged an error (a request flood once printed 8,228 of them).
+    assert max(sizes.values()) < 40_000, max(sizes.items(), key=lambda item: item[1])
+    printed = capfd.readouterr()
+    assert "Traceback" not in printed.out + printed.err
+    assert [record.getMessage() for record in caplog.records if record.levelname in ("ERROR", "CRITICAL")] == []
     good = await one_slot.render(flower_sketch, seed=1)
     assert good.ok and good.finished and runtime_violations(good, FLOOR) == {}
     await asyncio.sleep(0.5)  # a STUN retry or a late preconnect would arrive by now
