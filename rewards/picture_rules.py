@@ -5,13 +5,13 @@ seed pool (27 paintings), 24 procedural sketches, the bench sketches and the rew
 fixtures in `watercolour/fixtures/gate/` (block letters "10/10", stroked "TOP", "WOW 10", "LOVE" under a flower):
 
 - **Ground**: the paper (the modal colour, as for coverage) of every pool painting has a luminance of 227 or more
-  (0-255), the full-sheet wash hack 197; a near-black background() 18, and eight near-black washes glazed over
+  (0-255), the full-sheet wash hack 197; a near-black background() about 19, and eight near-black washes glazed over
   a cream sheet 111 (one p5.brush wash is translucent, so a dark ground takes many). Under PALE_PAPER it is dark.
 - **Text**: Tesseract (Debian's `tesseract-ocr`) reads the paint mask (paint black, paper white, closed with a
-  5 px window so brush texture and block cells join, shrunk to a third), as sparse text. Read raw, it found none
-  of the block letters; on the mask it read all four fixtures (confidence 61-95 for words of three or more
-  letters or digits, 88-90 for "10"), while no pool, procedural or bench painting gave a word of three at over 43,
-  or of two at over 63. The bar sits between: MIN_CONFIDENCE by the word's length. One read costs ~0.1 CPU-s.
+  5 px window so brush texture and block cells join, shrunk to a third), as sparse text. Read raw, it missed the block letters
+  and "read" a 92-confidence word in a flower; on the mask it read all four fixtures (confidence 61-95 for
+  words of three or more letters or digits, 88 for "10"), while no pool, procedural or bench painting gave a word of
+  three at over 43, or of two at over 63 (docs/experiments/2026-12-02-sandbox.md). The bar sits between: MIN_CONFIDENCE by the word's length. One read costs ~0.1 CPU-s.
 """
 
 from __future__ import annotations
