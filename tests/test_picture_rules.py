@@ -1,6 +1,6 @@
 """The picture's own gate checks against real renders: no seed-pool painting is read as text or as a dark ground.
 
-The refusals themselves are gate fixtures (`watercolour/fixtures/gate/text_*.js`, `dark_*.js`), rendered and gated
+The refusals themselves are gate fixtures (`watercolour/fixtures/gate/text_*.js`, `dark_ground.js`), rendered and gated
 in tests/test_gate.py; here are the paintings that must keep passing, and the fault when Tesseract is missing.
 """
 
