@@ -5,8 +5,9 @@ fresh JavaScript realm (globals, built-in prototypes, timers, p5 and p5.brush st
 opaque origin, so the sketch cannot reach the host page or storage that outlives it. Loading p5 into a
 new frame of a warm renderer is ~0.1 s instead of ~0.2 s in a new page, and needs no browser context.
 
-Every file is served from memory by the slot's request router under ORIGIN; the sketch is its own script
-file, so nothing it contains (a `</script>` in a string, say) can escape into the markup. Scripts load as
+Every file is served from memory by the slot's request router under ORIGIN; the sketch travels as a string
+inside the probe's file and runs in a SES Compartment (renderers/capabilities.py), so nothing it contains (a
+`</script>` in a string, say) can escape into the markup, and nothing it runs reaches the page. Scripts load as
 CORS requests: to the opaque-origin frame they are otherwise cross-origin, and Chromium then reports their
 errors as a bare "Script error." and drops their unhandled rejections (p5 runs setup/draw in promises).
 
