@@ -8,13 +8,22 @@ export HF_HUB_OFFLINE ?= 1
 
 .PHONY: setup run test bench lint lock prefect-up prefect-down
 
-setup: $(STAMPS)/chromium $(STAMPS)/python $(STAMPS)/node
+setup: $(STAMPS)/chromium $(STAMPS)/tesseract $(STAMPS)/python $(STAMPS)/node
 
 $(STAMPS)/chromium:
 	@mkdir -p $(STAMPS)
 	@if [ ! -x /usr/bin/chromium ]; then \
 		echo "installing Debian's chromium"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@touch $@
+
+# The gate reads painted letters and digits with Tesseract (rewards/picture_rules.py).
+$(STAMPS)/tesseract:
+	@mkdir -p $(STAMPS)
+	@if ! command -v tesseract >/dev/null; then \
+		echo "installing Debian's tesseract-ocr"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr=5.3.0-2 >/dev/null; \
 	fi
 	@touch $@
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from renderers.assets import library
+from renderers.assets import LIBRARIES, library
 from renderers.page import Slot
 from renderers.pool import CHROMIUM, COMMON_FLAGS
 from watercolour.records import RenderResult
@@ -27,7 +27,7 @@ async def render_sequentially(sources: list[tuple[str, int]], size: int = 600) -
     from playwright.async_api import async_playwright
 
     started = time.perf_counter()
-    libraries = {name: library(name)[1] for name in ("p5", "p5.brush")}
+    libraries = {name: library(name)[1] for name in LIBRARIES}
     results = []
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(

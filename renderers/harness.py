@@ -5,8 +5,9 @@ fresh JavaScript realm (globals, built-in prototypes, timers, p5 and p5.brush st
 opaque origin, so the sketch cannot reach the host page or storage that outlives it. Loading p5 into a
 new frame of a warm renderer is ~0.1 s instead of ~0.2 s in a new page, and needs no browser context.
 
-Every file is served from memory by the slot's request router under ORIGIN; the sketch is its own script
-file, so nothing it contains (a `</script>` in a string, say) can escape into the markup. Scripts load as
+Every file is served from memory by the slot's request router under ORIGIN; the sketch travels as a string
+inside the probe's file and runs in a SES Compartment (renderers/capabilities.py), so nothing it contains (a
+`</script>` in a string, say) can escape into the markup, and nothing it runs reaches the page. Scripts load as
 CORS requests: to the opaque-origin frame they are otherwise cross-origin, and Chromium then reports their
 errors as a bare "Script error." and drops their unhandled rejections (p5 runs setup/draw in promises).
 
@@ -18,9 +19,11 @@ from __future__ import annotations
 
 import json
 
+from renderers import capabilities
+
 
 ORIGIN = "http://watercolour.invalid"
-LIBRARY_PATHS = {"p5": "/lib/p5.min.js", "p5.brush": "/lib/p5.brush.js"}
+LIBRARY_PATHS = {"p5": "/lib/p5.min.js", "p5.brush": "/lib/p5.brush.js", "ses": "/lib/ses.js"}
 
 HOST_HTML = """<!doctype html>
 <html><head><meta charset="utf-8">
@@ -28,13 +31,14 @@ HOST_HTML = """<!doctype html>
 </head><body></body></html>
 """
 
-# The frame's content security policy: scripts only from ORIGIN, where the router serves the harness, the
-# libraries and the sketch's own file. Without 'unsafe-eval' no string becomes code (eval, Function reached
-# through any key, string timers, WebAssembly); without 'unsafe-inline' or any other source no inline script,
+# The frame's content security policy: scripts only from ORIGIN, where the router serves the harness and the
+# libraries. 'unsafe-eval' is there for SES alone: a Compartment compiles the sketch with the page's Function
+# constructor, in a scope of the permitted names (renderers/capabilities.py); after lockdown no value the sketch
+# can reach compiles code anywhere else. Without 'unsafe-inline' or any other source no inline script,
 # event-handler attribute, javascript:/data:/blob: script or worker runs, in this frame or the about:blank and
 # srcdoc frames it creates (they inherit the policy). The meta tag comes before every script, so the policy
 # holds from the first one; what it refuses the watcher records (WATCH_JS, "refused").
-CSP = f"script-src {ORIGIN}"
+CSP = f"script-src {ORIGIN} 'unsafe-eval'"
 
 FRAME_HTML = f"""<!doctype html>
 <html><head><meta charset="utf-8">
@@ -43,8 +47,8 @@ FRAME_HTML = f"""<!doctype html>
 <script crossorigin="anonymous" src="seed.js"></script>
 <script crossorigin="anonymous" src="/lib/p5.min.js"></script>
 <script crossorigin="anonymous" src="/lib/p5.brush.js"></script>
+<script crossorigin="anonymous" src="/lib/ses.js"></script>
 <script crossorigin="anonymous" src="probe.js"></script>
-<script crossorigin="anonymous" src="sketch.js"></script>
 </head><body></body></html>
 """
 
@@ -75,14 +79,17 @@ def seed_script(seed: int) -> str:
 """
 
 
-def probe_script(mark: str, size: int | None) -> str:
-    """The in-frame probe: output size, and the finish signal that names the sketch's main canvas.
+def probe_script(mark: str, size: int | None, source: str) -> str:
+    """The in-frame harness: it locks the frame down, confines the sketch, sizes the output and signals the finish.
 
-    The probe runs in the sketch's realm, before the sketch, so everything it calls later is captured first.
-    It reports only through a DOM attribute that it sets and removes at once on the main canvas, prefixed
-    with a one-time `mark`: the watcher in the isolated world (WATCH_JS) takes the first one carrying it. The
-    sketch never sees the mark before it exists (this file is served once, uncacheable), so it can
-    stop the signal (its render times out) but not forge it, nor point it at another canvas.
+    It runs after p5, p5.brush and SES, and takes what it needs from the page before `lockdown()`. The sketch
+    (`source`, carried as a string literal) is evaluated in a Compartment that holds only the permitted names
+    (renderers/capabilities.py), so it can reach neither this code nor anything the page holds.
+    The probe reports only through a DOM attribute that it sets and removes at once on the main canvas,
+    prefixed with a one-time `mark`: the watcher in the isolated world (WATCH_JS) takes the first one carrying it.
+    The value after the mark is JSON: the finish reason, the in-page milliseconds, and a refusal if the sketch
+    earned one (`[code, detail]`: a canvas other than 600 x 600 WEBGL, a flood of brush calls), which ends the
+    render at once. Finishing kills every stand-in the sketch holds, so nothing it runs later reaches the picture.
     Finish: after setup when there is no draw, else after the first draw once p5.brush's own postdraw flush
     has run (it registered its hooks first); then the loop stops so a sketch without noLoop() stops burning CPU.
     Output size: pixelDensity(size / canvas width) right after createCanvas keeps the sketch's coordinates;
@@ -93,6 +100,7 @@ def probe_script(mark: str, size: int | None) -> str:
   const setAttribute = Element.prototype.setAttribute;
   const getRootNode = Node.prototype.getRootNode;
   const removeAttribute = Element.prototype.removeAttribute;
+  const stringify = JSON.stringify;
   const now = performance.now.bind(performance);
   const later = setTimeout;
   const noLoop = p5.prototype.noLoop;
@@ -103,15 +111,17 @@ def probe_script(mark: str, size: int | None) -> str:
   const size = {json.dumps(size)};
   const t0 = now();
   let done = false;
-  const finish = (instance, reason) => {{
+  let sketch = null;
+  const finish = (instance, reason, refused) => {{
     if (done) return;
     done = true;
-    const label = mark + reason + ":" + (now() - t0);
+    if (sketch) sketch.revoke();
+    const label = mark + stringify({{ reason, ms: now() - t0, refused: refused || null }});
     // A canvas taken out of the document (or into a shadow root) is marked on the root instead: the watcher
     // observes the document's own tree only, and a mark that names no canvas is a failed readback.
     let canvas = root;
     try {{
-      canvas = instance._renderer.canvas;
+      canvas = instance ? instance._renderer.canvas : root;
       if (apply(getRootNode, canvas, []) !== document) canvas = root;
       apply(setAttribute, canvas, ["data-wc", label]);
     }} catch (e) {{
@@ -137,6 +147,8 @@ def probe_script(mark: str, size: int | None) -> str:
       finish(this, "draw");
     }};
   }});
+  sketch = ({capabilities.confine_script()})((code, detail) => finish(null, "refused", [code, detail]));
+  sketch.run({json.dumps(source)});
 }})();
 """
 
@@ -208,13 +220,14 @@ WATCH_JS = """(() => {
     async read(mark, max) {
       await settled();
       const out = { reason: null, drawMs: null, png: null, w: 0, h: 0, canvas: false, oversize: false,
-                    hints: hints.slice(), refused: refused.slice() };
+                    refused: null, hints: hints.slice(), policy: refused.slice() };
       const found = find(mark);
       if (!found) return out;
       const [el, rest] = found;
-      const cut = rest.lastIndexOf(":");
-      out.reason = rest.slice(0, cut);
-      out.drawMs = Number(rest.slice(cut + 1));
+      const label = JSON.parse(rest);
+      out.reason = String(label.reason);
+      out.drawMs = Number(label.ms);
+      out.refused = label.refused;
       out.canvas = el instanceof HTMLCanvasElement;
       if (!out.canvas) return out;
       out.w = el.width;
@@ -228,19 +241,20 @@ WATCH_JS = """(() => {
 """
 
 # Runs in the main world of every frame before its scripts, and reports through a DevTools binding that it
-# takes off the global at once (a sketch that calls it anyway only reports itself):
+# takes off the global at once:
 # - WebRTC peer connections and WebTransport sessions, whose UDP never reaches a request router (the network
 #   namespace is what stops their packets);
-# - errors and rejections whose event a listener cancelled: DevTools does not report those. Its listeners are
-#   the first registered, so none of the sketch's can stop them, and they look once the dispatch is over.
+# - a flood of errors: past MAX_ERRORS, errors and rejections are cancelled, so DevTools (which reports no
+#   cancelled error) stays quiet, and the flood is reported once. 100,000 rejected promises otherwise sent as many
+#   protocol events and kept Python busy for 20 CPU-s until the deadline. Its listeners are the first registered.
 ATTEMPT_BINDING = "__wcAttempt"
+MAX_ERRORS = 20
 TRIPWIRE_JS = f"""(() => {{
   const report = globalThis.{ATTEMPT_BINDING};
   if (typeof report !== "function") return;
   delete globalThis.{ATTEMPT_BINDING};
   const construct = Reflect.construct;
   const stringify = JSON.stringify;
-  const later = setTimeout;
   for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "WebTransport"]) {{
     const original = globalThis[name];
     if (typeof original !== "function") continue;
@@ -254,14 +268,14 @@ TRIPWIRE_JS = f"""(() => {{
       }},
     }});
   }}
-  const text = (value) => {{
-    try {{ return String(value && value.stack ? value.stack : value).split("\\n").slice(0, 2).join(" "); }}
-    catch (e) {{ return "unprintable error"; }}
+  let errors = 0;
+  const count = (event) => {{
+    errors += 1;
+    if (errors <= {MAX_ERRORS}) return;
+    event.preventDefault();
+    if (errors === {MAX_ERRORS} + 1) report("flood more than {MAX_ERRORS} errors and rejections");
   }};
-  const watch = (type, kind, value) => addEventListener(type, (event) => later(() => {{
-    if (event.defaultPrevented) report("error " + kind + " (its event was cancelled): " + text(value(event)));
-  }}, 0), true);
-  watch("error", "uncaught", (event) => event.error || event.message);
-  watch("unhandledrejection", "unhandled rejection", (event) => event.reason);
+  addEventListener("error", count, true);
+  addEventListener("unhandledrejection", count, true);
 }})();
 """

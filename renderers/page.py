@@ -31,6 +31,7 @@ from watercolour.records import RenderResult
 # let an error in a timer after a finished setup keep its picture.
 ERROR_GRACE_S = 0.05
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MAX_BLOCKED = 20
 
 
 def png_size(png: bytes) -> tuple[int, int]:
@@ -103,8 +104,7 @@ class Slot:
         js = "text/javascript; charset=utf-8"
         slot._files = {
             "/": (harness.HOST_HTML.encode(), "text/html"),
-            harness.LIBRARY_PATHS["p5"]: (libraries["p5"], js),
-            harness.LIBRARY_PATHS["p5.brush"]: (libraries["p5.brush"], js),
+            **{path: (libraries[name], js) for name, path in harness.LIBRARY_PATHS.items()},
         }
         await context.route("**/*", slot._route)
         await context.route_web_socket("**/*", slot._refuse_web_socket)
@@ -143,10 +143,27 @@ class Slot:
             body, content_type = self._files[path]
         else:
             if self._owns(route.request):
-                self.blocked.append(url[:200])
-            await route.abort()
+                self._block(url)
+            await self._answer(route.abort())
             return
-        await route.fulfill(status=200, body=body, content_type=content_type, headers=headers)
+        await self._answer(route.fulfill(status=200, body=body, content_type=content_type, headers=headers))
+
+    async def _answer(self, reply) -> None:
+        """Send the router's reply; a frame or context closed meanwhile (a retired slot) needs none, and Playwright
+        would otherwise print a traceback per request: a request flood printed 8,228 of them."""
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            await reply
+        except PlaywrightError:
+            pass
+
+    def _block(self, url: str) -> None:
+        """Record a refused request; past the watcher's cap the render is a flood."""
+        if len(self.blocked) < MAX_BLOCKED:
+            self.blocked.append(url[:200])
+        else:
+            self.watch.flood(f"more than {MAX_BLOCKED} network requests")
 
     def _owns(self, request) -> bool:
         """Whether `request` comes from the current render: a late one of an earlier frame is not its sketch's."""
@@ -161,8 +178,8 @@ class Slot:
         return frame == self._frame or self._token in frame.url
 
     async def _refuse_web_socket(self, ws) -> None:
-        self.blocked.append(ws.url[:200])
-        await ws.close(code=1008, reason="network access is not allowed")
+        self._block(ws.url)
+        await self._answer(ws.close(code=1008, reason="network access is not allowed"))
 
     async def run(self, source: str, seed: int, size: int) -> Outcome:
         """Mount a fresh frame for `source` and wait until it has painted; the caller enforces the deadline."""
@@ -174,8 +191,7 @@ class Slot:
         self._once = {
             token + "index.html": (harness.FRAME_HTML.encode(), "text/html"),
             token + "seed.js": (harness.seed_script(seed).encode(), js),
-            token + "probe.js": (harness.probe_script(mark, size).encode(), js),
-            token + "sketch.js": (source.encode("utf-8", "replace"), js),
+            token + "probe.js": (harness.probe_script(mark, size, source).encode(), js),
         }
         watch = self.watch
         watch.begin(token)
@@ -202,6 +218,8 @@ class Slot:
             )
         else:
             await self._read(outcome, mark, size)
+        if watch.flooded and not outcome.fault:
+            outcome.png, outcome.fault, outcome.fault_detail = None, "flood", watch.flooded
         outcome.errors = list(watch.errors)
         outcome.blocked = self.blocked + watch.attempts + outcome.blocked
         return outcome
@@ -214,9 +232,11 @@ class Slot:
             state = await self._until(self.watch.evaluate(f"__wcWatch.read({json.dumps(mark)}, {int(size)})"))
             outcome.reason, outcome.draw_ms = state["reason"], state["drawMs"]
             outcome.width, outcome.height = state["w"], state["h"]
-            self.watch.note_refused(state["refused"])
+            self.watch.note_refused(state["policy"])
             outcome.blocked = list(state["hints"]) + await self._until(self.watch.child_reports())
-            if state["oversize"]:
+            if state["refused"]:
+                outcome.fault, outcome.fault_detail = (str(part)[:500] for part in state["refused"])
+            elif state["oversize"]:
                 outcome.fault = "oversize"
                 outcome.fault_detail = f"the canvas is {state['w']}x{state['h']}; the limit is {size}x{size}"
             elif state["reason"] not in (None, "no setup or draw") and not state["canvas"]:

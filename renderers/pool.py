@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from renderers.assets import library
+from renderers.assets import LIBRARIES, library
 from renderers.isolation import offline_launch
 from renderers.page import PageCrashed, Slot
 from watercolour.records import RenderResult
@@ -85,7 +85,7 @@ class BrowserPool:
         self._locks: list[asyncio.Lock] = []
         self._free: asyncio.Queue[tuple[int, Slot | None]] = asyncio.Queue()
         self._cleanups: set[asyncio.Task] = set()
-        self._libraries = {name: library(name)[1] for name in ("p5", "p5.brush")}
+        self._libraries = {name: library(name)[1] for name in LIBRARIES}
         self._launcher: tuple[str, dict[str, str]] = (self.executable, {})
 
     async def __aenter__(self) -> BrowserPool:
@@ -208,7 +208,7 @@ class BrowserPool:
                 return _failure(
                     slot, seed, started, fault="harness", fault_detail=f"{type(error).__name__}: {error}"[:500]
                 )
-            if slot.renders >= self.recycle_after:
+            if slot.renders >= self.recycle_after or result.fault == "flood":  # a flooding page may flood on
                 self._retire(index, slot)
             else:
                 self._free.put_nowait((index, slot))

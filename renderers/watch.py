@@ -17,7 +17,7 @@ from renderers import harness
 
 # Each render's files live under a random token; texts drop it so equal sketches report equal errors.
 TOKEN = re.compile(r"/r/[0-9a-f]{32}/")
-MAX_ERRORS = 20
+MAX_ATTEMPTS = 20
 MAX_TEXT = 500
 # Child frames whose link hints are read: a sketch that floods frames should not buy itself protocol calls.
 MAX_CHILD_FRAMES = 8
@@ -40,7 +40,8 @@ def _console_text(event: dict) -> str:
 class RenderWatch:
     """Listens on one slot's DevTools session; `begin(token)` starts a render's record.
 
-    `trouble` is set by an uncaught error or a navigation, either of which can keep the finish mark from coming.
+    `trouble` is set by an uncaught error, a navigation or a flood, any of which can keep the finish mark from
+    coming. `flooded` says what overflowed its cap (errors, attempts, requests): a refusal of its own.
     """
 
     def __init__(self, session: Any) -> None:
@@ -53,6 +54,7 @@ class RenderWatch:
         self.errors: list[str] = []
         self.attempts: list[str] = []
         self.navigations: list[str] = []
+        self.flooded = ""
         self.trouble = asyncio.Event()
         self.world: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
@@ -84,6 +86,7 @@ class RenderWatch:
         self.frame_id = None
         self.frames = set()
         self.errors, self.attempts, self.navigations = [], [], []
+        self.flooded = ""
         self.trouble = asyncio.Event()
         self.world = asyncio.get_running_loop().create_future()
 
@@ -124,7 +127,19 @@ class RenderWatch:
             if kind == "code":
                 self._error(f"content security policy: {text}")
             else:
-                self.attempts.append(text[:200])
+                self.attempt(text)
+
+    def attempt(self, text: str) -> None:
+        """Record a network attempt; past MAX_ATTEMPTS the render is a flood."""
+        if len(self.attempts) < MAX_ATTEMPTS:
+            self.attempts.append(TOKEN.sub("/", text)[:200])
+        else:
+            self.flood(f"more than {MAX_ATTEMPTS} network attempts")
+
+    def flood(self, what: str) -> None:
+        """End the render: something the sketch caused overflowed its cap."""
+        self.flooded = self.flooded or what
+        self.trouble.set()
 
     def _mine(self, context_id: int | None) -> bool:
         return self._contexts.get(context_id or -1) in self.frames
@@ -176,15 +191,16 @@ class RenderWatch:
             self._error(_console_text(event))
 
     def _error(self, text: str) -> None:
-        if len(self.errors) < MAX_ERRORS:
+        if len(self.errors) < harness.MAX_ERRORS:
             self.errors.append(TOKEN.sub("/", text)[:MAX_TEXT])
+        else:
+            self.flood(f"more than {harness.MAX_ERRORS} errors")
 
     def _on_binding(self, event: dict) -> None:
         if event["name"] != harness.ATTEMPT_BINDING or not self._mine(event.get("executionContextId")):
             return
         kind, _, payload = event["payload"].partition(" ")
-        if kind == "error":
-            self._error(payload)
-            self.trouble.set()
+        if kind == "flood":
+            self.flood(payload)
         else:
-            self.attempts.append(payload[:200])
+            self.attempt(payload)

@@ -2,7 +2,8 @@
 
 `static_check` reads the sketch's parse tree (see `watercolour.sketch` for the rules) and never renders; `gate`
 renders only what passed it, once, and judges the render. Every applicable code is reported, not just the
-first, except that a truncated sketch reports only `truncated` (and `syntax_error`). A failed gate scores 0 in
+first, except that a truncated sketch reports only `truncated` (and `syntax_error`), and the picture's own checks
+(a dark ground, then painted text) run only on a render that passed every other one. A failed gate scores 0 in
 the composite reward; a renderer fault is not a verdict: `RendererUnavailable` propagates so the caller
 records a dead letter and the rollout's reward is None.
 
@@ -30,9 +31,14 @@ records a dead letter and the rollout's reward is None.
 | `readback_failed` | render | the picture could not be read from the canvas the harness knows as the sketch's |
 | `oversize_picture` | render | the canvas is larger than the requested size (`pixelDensity` after `createCanvas`) |
 | `render_fault` | render | the sketch broke the render harness some other way while its browser lived |
+| `canvas_size` | static, render | `createCanvas` with a side other than the prompt's 600 (at render: no canvas is made) |
+| `not_webgl` | render | also at render time: `createCanvas` without WEBGL, however the mode was spelled |
+| `flood` | render | more brush calls, errors, network attempts or requests than the harness keeps; the render ends |
 | `network_attempt` | render | the page attempted a network connection: a request, a WebSocket, WebRTC, a link hint |
 | `runtime_error` | render | an uncaught error, a rejected promise or a console error |
 | `blank_canvas` | render | paint coverage below `coverage_floor` |
+| `dark_ground` | picture | the paper (the modal colour) is dark, or most of the sheet is (`rewards.picture_rules`) |
+| `text_in_picture` | picture | Tesseract reads a word in the paint: letters or digits drawn with shapes |
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from renderers import RendererUnavailable
+from rewards.picture_rules import TextReaderMissing, dark_ground, painted_text
 from watercolour.prompt import ALLOWLIST, PAINTING_METHODS
 from watercolour.records import GateVerdict, RenderResult, sketch_hash
 from watercolour.sketch import candidate_source, inventory
@@ -68,6 +75,11 @@ class GateSettings(BaseModel):
     # the five-petal test flower covers 0.21, one lone radius-30 disc 0.003, an empty or off-canvas sketch 0.
     # 0.01 (a disc of ~34 px radius) refuses a dot or a sketch that died early, and is far below any flower.
     coverage_floor: float = Field(default=0.01, description="Least share of the canvas that must be paint.")
+    read_text: bool = Field(
+        default=True,
+        description="Refuse pictures in which Tesseract reads letters or digits (`text_in_picture`); needs Debian's "
+        "tesseract-ocr. Off only where it cannot be installed: painted words then pass the gate.",
+    )
     deadline_s: float = Field(
         default=300.0,
         description="Longest one gate call waits for the renderer, queueing included. The pool kills a page at its "
@@ -90,6 +102,7 @@ def static_check(completion: str, settings: GateSettings | None = None) -> GateV
         "truncated": ["the sketch ends inside an unfinished block, call or string"] if found.truncated else [],
         "missing_entry_points": [] if found.defines_setup else ["define setup as a top-level function"],
         "not_webgl": [] if found.webgl else ["call createCanvas(600, 600, WEBGL)"],
+        "canvas_size": found.canvas_size,
         "method_outside_allowlist": [f"brush.{name}" for name in found.outside_allowlist],
         "bare_primitives": found.bare_primitives,
         "text_drawing": found.text_drawing,
@@ -102,7 +115,7 @@ def static_check(completion: str, settings: GateSettings | None = None) -> GateV
     }
     if found.truncated:  # the rest was read from a fragment whose last token is cut: `brush.begi` is no method
         details = {code: details[code] for code in ("syntax_error", "truncated", "ambiguous_source")}
-    details = {code: reasons for code, reasons in details.items() if reasons}
+    details = capped(details)
     return GateVerdict(
         passed=not details,
         violations=list(details),
@@ -128,6 +141,13 @@ async def gate(completion: str, pool: Renderer, seed: int = 0, settings: GateSet
             "the renderer is stuck; restart the pool or raise GateSettings.deadline_s if it is only saturated"
         ) from error
     details = runtime_violations(render, settings.coverage_floor)
+    if not details and render.png is not None:
+        details = capped({"dark_ground": dark_ground(render.png)})
+    if not details and render.png is not None and settings.read_text:
+        try:
+            details = capped({"text_in_picture": await painted_text(render.png)})
+        except TextReaderMissing as error:
+            raise RendererUnavailable(str(error)) from error
     return verdict.model_copy(
         update={"passed": not details, "violations": list(details), "details": details, "render": render}
     )
@@ -139,6 +159,9 @@ FAULT_CODES = {
     "readback": "readback_failed",
     "oversize": "oversize_picture",
     "harness": "render_fault",
+    "canvas_size": "canvas_size",
+    "not_webgl": "not_webgl",
+    "flood": "flood",
 }
 
 
@@ -160,4 +183,19 @@ def runtime_violations(render: RenderResult, coverage_floor: float) -> dict[str,
         if render.coverage is not None and render.coverage < coverage_floor
         else [],
     }
-    return {code: reasons for code, reasons in details.items() if reasons}
+    return capped(details)
+
+
+# Reasons kept per violation code. A sketch with 3,000 refused names, or a render with thousands of attempts, made
+# one verdict line megabytes long (30 MB measured); the count of the rest is enough to act on.
+MAX_REASONS = 20
+
+
+def capped(details: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The codes that have reasons, each with at most MAX_REASONS of them plus a line counting the rest."""
+    out = {}
+    for code, reasons in details.items():
+        if reasons:
+            rest = len(reasons) - MAX_REASONS
+            out[code] = reasons[:MAX_REASONS] + ([f"... and {rest} more"] if rest > 0 else [])
+    return out

@@ -66,10 +66,11 @@ def compose(parts: RewardParts, weights: Mapping[str, float]) -> float | None:
 
 
 def renderer_id() -> str:
-    """What a render depends on besides the sketch, seed and size: the exact library versions."""
-    from renderers.assets import library
+    """What a render depends on besides the sketch, seed and size: the exact library versions (SES decides what a
+    sketch can reach, so a render cached before it is not the same verdict)."""
+    from renderers.assets import LIBRARIES, library
 
-    return f"p5@{library('p5')[0]}+p5.brush@{library('p5.brush')[0]}"
+    return "+".join(f"{name}@{library(name)[0]}" for name in LIBRARIES)
 
 
 @dataclass

@@ -28,17 +28,18 @@ def json_lines(stdout: str) -> dict[str, dict]:
 
 @pytest.mark.browser
 def test_render_writes_a_png_per_input_even_for_sketches_the_gate_refuses(tmp_path):
-    flower, cheat = FIXTURES / "allowlist_flower.js", FIXTURES / "bare_ellipse.js"
-    done = watercolour_cli("render", str(flower), str(cheat), "--out", str(tmp_path), "--json", "--size", "300")
+    # A `debugger` statement is outside the prompt, so the gate refuses it; in the sketch's compartment it paints.
+    flower, refused = FIXTURES / "allowlist_flower.js", FIXTURES / "static" / "debugger_statement.js"
+    done = watercolour_cli("render", str(flower), str(refused), "--out", str(tmp_path), "--json", "--size", "300")
     assert done.returncode == 0, done.stderr
     lines = json_lines(done.stdout)
-    assert set(lines) == {"allowlist_flower.js", "bare_ellipse.js"}
+    assert set(lines) == {"allowlist_flower.js", "debugger_statement.js"}
     for name, line in lines.items():
         assert line["ok"] and line["png"] == str(tmp_path / f"{Path(name).stem}.png")
         assert Path(line["png"]).stat().st_size > 1000 and line["coverage"] > 0 and line["render_ms"] > 0
         assert line["width"] == 300
     assert lines["allowlist_flower.js"]["violations"] == []
-    assert lines["bare_ellipse.js"]["violations"] == ["bare_primitives", "name_outside_allowlist"]  # plain p5 fill too
+    assert lines["debugger_statement.js"]["violations"] == ["name_outside_allowlist"]
     assert "[2/2]" in done.stderr
 
 

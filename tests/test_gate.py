@@ -24,6 +24,7 @@ from rewards.gate import GateSettings, gate, static_check
 FIXTURES = Path(watercolour.__file__).parent / "fixtures" / "gate"
 EXPECTED = {name: v for name, v in json.loads((FIXTURES / "expected.json").read_text()).items() if name != "_format"}
 RUNTIME_CODES = {"render_timeout", "render_crashed", "no_canvas", "network_attempt", "runtime_error", "blank_canvas"}
+RUNTIME_CODES |= {"canvas_size", "dark_ground", "text_in_picture"}
 RENDERED = sorted(n for n, v in EXPECTED.items() if v["passed"] or not set(v["violations"]) - RUNTIME_CODES)
 STATIC = sorted(set(EXPECTED) - set(RENDERED))
 KILLED = {"render_timeout", "render_crashed"}
@@ -81,6 +82,13 @@ def test_a_2mb_source_is_refused_before_parsing():
     verdict = static_check(huge)
     assert verdict.violations == ["oversize_source"] and verdict.sketch is None
     assert time.perf_counter() - started < 0.5
+
+
+def test_a_verdict_keeps_at_most_20_reasons_a_code_and_counts_the_rest():
+    names = "".join(f"v{i};\n" for i in range(1000))  # a thousand globals the prompt does not permit
+    verdict = static_check(f"function setup() {{ createCanvas(600, 600, WEBGL); brush.circle(1, 1, 1, 0);\n{names}}}")
+    details = verdict.details["name_outside_allowlist"]
+    assert len(details) == 21 and details[-1] == "... and 980 more"
 
 
 def test_the_source_limit_is_a_setting():

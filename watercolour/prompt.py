@@ -26,6 +26,9 @@ BRUSH_METHODS: dict[str, tuple[str, str]] = {
 }
 ALLOWLIST: tuple[str, ...] = tuple(BRUSH_METHODS)
 
+# The canvas every sketch paints on, in its own units: createCanvas(600, 600, WEBGL).
+CANVAS_SIZE = 600
+
 # The calls that put pigment down; a sketch with none of them cannot paint anything.
 PAINTING_METHODS: tuple[str, ...] = ("endShape", "circle")
 

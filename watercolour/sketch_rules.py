@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from watercolour.js_scope import ScopeWalk, descendants, node_text, string_words
-from watercolour.prompt import JS_NAMESPACES
+from watercolour.prompt import CANVAS_SIZE, JS_NAMESPACES
 from watercolour.sketch_names import (
     EXTERNAL_NAMES,
     EXTERNAL_PROPERTIES,
@@ -63,6 +63,7 @@ class SketchInventory:
     unlisted_names: list[str] = field(default_factory=list)  # globals and uses the prompt does not permit
     global_writes: list[str] = field(default_factory=list)
     ambiguous_source: list[str] = field(default_factory=list)  # where tree-sitter and V8 may disagree
+    canvas_size: list[str] = field(default_factory=list)  # createCanvas with a literal side other than 600
     syntax_error_lines: list[int] = field(default_factory=list)
     truncated: bool = False
 
@@ -176,6 +177,9 @@ class Reader:
             # WEBGL, p5.WEBGL or the constant's value, "webgl".
             webgl = any(node_text(a).split(".")[-1].strip("\"'").upper() == "WEBGL" for a in args.named_children)
             self.canvases.append(webgl)
+            sides = [_unwrapped(a) for a in args.named_children[:2]]
+            if any(side.type == "number" and node_text(side) != str(CANVAS_SIZE) for side in sides):
+                found.canvas_size.append(f"{snippet(node)}: the canvas is {CANVAS_SIZE} x {CANVAS_SIZE}")
 
     def result_discarded(self, call: Node) -> bool:
         """Whether a call's value is thrown away, or handed back by an arrow body or a return to its caller (the

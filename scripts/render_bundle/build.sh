@@ -42,9 +42,9 @@ cat > "$S/fonts/fonts.conf" <<'XML'
 </fontconfig>
 XML
 cp "$T/chromium-wrapper.sh" "$S/bin/chromium"; chmod 755 "$S/bin/chromium"
-# 5. wheels and the two node_modules files the renderer reads (renderers/assets.py)
+# 5. wheels and the node_modules files the renderer reads (renderers/assets.py)
 cp "$R"/wheels/*.whl "$S/wheels/"
-for f in p5/lib/p5.min.js p5/package.json p5.brush/dist/p5.brush.js p5.brush/package.json; do
+for f in p5/lib/p5.min.js p5/package.json p5.brush/dist/p5.brush.js p5.brush/package.json ses/dist/ses.umd.min.js ses/package.json; do
   mkdir -p "$S/node_modules/$(dirname "$f")"; cp "node_modules/$f" "$S/node_modules/$f"
 done
 du -sh "$S"

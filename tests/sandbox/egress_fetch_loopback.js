@@ -1,4 +1,4 @@
-// expect: network_attempt
+// expect: runtime_error
 // Fetch, XHR and an image straight to the loopback listener's address.
 async function setup() {
   try { await fetch("http://127.0.0.1:{TCP}/fetch", { mode: "no-cors" }); } catch (e) {}

@@ -1,4 +1,4 @@
-// expect: network_attempt
+// expect: runtime_error
 // A DNS prefetch hint for a name, and one whose href is changed after insertion.
 async function setup() {
   document.head.insertAdjacentHTML("beforeend", '<link rel="dns-prefetch" href="http://exfil.example.test">');

@@ -1,4 +1,4 @@
-// expect: network_attempt
+// expect: runtime_error
 // A preconnect hint inside a child frame the sketch creates, out of reach of its own document's observers.
 async function setup() {
   const child = document.createElement("iframe");

@@ -1,4 +1,4 @@
-// expect: network_attempt
+// expect: runtime_error
 // A prefetch and a preload of a loopback address.
 async function setup() {
   document.head.insertAdjacentHTML("beforeend",

@@ -1,4 +1,4 @@
-// expect: network_attempt
+// expect: runtime_error
 // A WebRTC peer gathering ICE candidates sends STUN over UDP to the loopback listener.
 async function setup() {
   const peer = new RTCPeerConnection({ iceServers: [{ urls: "stun:127.0.0.1:{UDP}" }] });

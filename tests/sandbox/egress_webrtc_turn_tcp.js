@@ -1,4 +1,4 @@
-// expect: network_attempt
+// expect: runtime_error
 // A TURN server over TCP on the loopback listener.
 async function setup() {
   const peer = new RTCPeerConnection({ iceServers: [{ urls: "turn:127.0.0.1:{TCP}?transport=tcp", username: "u", credential: "p" }] });

@@ -1,4 +1,4 @@
-// expect: network_attempt
+// expect: runtime_error
 // A WebSocket to the loopback listener.
 async function setup() {
   try { new WebSocket("ws://127.0.0.1:{TCP}/"); } catch (e) {}

@@ -1,4 +1,4 @@
-// expect: blank_canvas
+// expect: runtime_error
 // WebTransport (HTTP/3 over UDP) to the loopback listener: the frame is no secure context, so the constructor
 // does not even exist there; nothing is sent, and the tripwire would report it if it did.
 async function setup() {

@@ -1,4 +1,4 @@
-// expect: network_attempt
+// expect: runtime_error
 // A blob worker fetches the loopback listener (a worker has no DOM, but still goes through the router).
 async function setup() {
   const code = 'fetch("http://127.0.0.1:{TCP}/worker").catch(() => {})';

@@ -1,4 +1,4 @@
-// expect: runtime_error
+// expect: honest
 // AsyncFunction's constructor, reached from a literal's prototype rather than any global name; error caught.
 function setup() {
   createCanvas(600, 600, WEBGL);

@@ -1,4 +1,4 @@
-// expect: pass
+// expect: runtime_error
 // A violation event the sketch dispatches itself (not trusted) is no refusal: the honest picture counts.
 function setup() {
   const fake = new SecurityPolicyViolationEvent("securitypolicyviolation", {

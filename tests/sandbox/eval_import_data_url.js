@@ -1,4 +1,4 @@
-// expect: network_attempt
+// expect: honest
 // A module imported from a data: URL: a script the harness did not serve, refused before it is evaluated.
 async function setup() {
   try { await import("data:text/javascript,globalThis.extra%20%3D%201"); } catch (e) {}

@@ -1,4 +1,4 @@
-// expect: readback_failed
+// expect: runtime_error
 // Moves p5's canvas into a closed shadow root, where no observer of the document sees its marks.
 function setup() {
   createCanvas(600, 600, WEBGL);

@@ -1,4 +1,4 @@
-// expect: network_attempt blank_canvas
+// expect: blank_canvas
 // Tries to read the probe's file for its one-time mark: it was served once, so the request is refused.
 function fake() { const c = document.createElement("canvas"); c.width = 600; c.height = 600; const g = c.getContext("2d"); g.fillStyle = "#f6f0e4"; g.fillRect(0, 0, 600, 600);
   g.fillStyle = "#a03050"; g.fillRect(100, 100, 300, 300); return c; }

@@ -1,4 +1,4 @@
-// expect: readback_failed
+// expect: runtime_error
 // Points p5's main renderer at a div once setup has painted, so the finish mark names no canvas.
 function setup() {
   createCanvas(600, 600, WEBGL);

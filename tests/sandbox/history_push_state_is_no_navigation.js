@@ -1,4 +1,4 @@
-// expect: pass
+// expect: runtime_error
 // Same-document history changes leave the document and its picture in place.
 function setup() {
   history.pushState({}, "", "#moved");

@@ -1,4 +1,4 @@
-// expect: navigation
+// expect: runtime_error
 // Paints, then leaves in a timer: the harness does not keep a picture from a frame that navigated away.
 function setup() {
   createCanvas(600, 600, WEBGL);

@@ -1,4 +1,4 @@
-// expect: pass
+// expect: runtime_error
 // Replaces the globals and prototypes the harness once used, then paints honestly: the picture still counts.
 Element.prototype.setAttribute = () => {};
 Element.prototype.removeAttribute = () => {};
