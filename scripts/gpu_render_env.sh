@@ -95,6 +95,8 @@ PY
 
     # 4. Chromium: the bundle's launcher sets its own LD_LIBRARY_PATH, EGL vendor file and Mesa driver path.
     export WATERCOLOUR_CHROMIUM="$bundle/bin/chromium"
+    # The gate's text reader (bin/tesseract runs the bundled Tesseract with its own libraries).
+    case ":$PATH:" in *":$bundle/bin:"*) ;; *) export PATH="$bundle/bin:$PATH" ;; esac
     export RENDER_BUNDLE="$bundle"
     if [ ! -e /usr/bin/chromium ]; then
         ln -s "$bundle/bin/chromium" /usr/bin/chromium 2>/dev/null \

@@ -25,6 +25,22 @@ while read -r p; do
 done < "$T/libs.txt"
 ln "$S/lib/dri/swrast_dri.so" "$S/lib/dri/kms_swrast_dri.so"   # same megadriver (hard link, stored once)
 cp -L /lib/x86_64-linux-gnu/libatomic.so.1 "$S/node-lib/"       # Playwright's node needs it; used only if the target lacks it
+# 2b. Tesseract, which the gate reads painted text with (rewards/picture_rules.py): the binary, the libraries it
+# links that the bundle lacks, English data; bin/tesseract runs it with them (gpu_render_env.sh puts bin/ on PATH).
+mkdir -p "$S/tesseract/lib" "$S/tesseract/tessdata"
+cp -L /usr/bin/tesseract "$S/tesseract/tesseract"
+ldd /usr/bin/tesseract | awk '$3 ~ /^\// {print $3}' | while read -r p; do
+  case "$(basename "$p")" in libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+    *) [ -e "$S/lib/$(basename "$p")" ] || cp -L "$p" "$S/tesseract/lib/";; esac
+done
+cp /usr/share/tesseract-ocr/5/tessdata/eng.traineddata "$S/tesseract/tessdata/"
+cp -r /usr/share/tesseract-ocr/5/tessdata/configs /usr/share/tesseract-ocr/5/tessdata/tessconfigs "$S/tesseract/tessdata/"
+cat > "$S/bin/tesseract" <<'SH'
+#!/bin/sh
+B=$(dirname "$(dirname "$(readlink -f "$0")")")
+LD_LIBRARY_PATH="$B/tesseract/lib:$B/lib" TESSDATA_PREFIX="$B/tesseract/tessdata" exec "$B/tesseract/tesseract" "$@"
+SH
+chmod 755 "$S/bin/tesseract"
 # 3. glvnd vendor file: bare soname, resolved through LD_LIBRARY_PATH
 printf '{\n    "file_format_version" : "1.0.0",\n    "ICD" : {\n        "library_path" : "libEGL_mesa.so.0"\n    }\n}\n' \
   > "$S/share/glvnd/egl_vendor.d/50_mesa.json"
