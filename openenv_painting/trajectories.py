@@ -61,7 +61,11 @@ def canaries() -> list[Trajectory]:
     cases = [
         ("no_sketch", "An empty completion: nothing to paint.", "empty.txt"),
         ("blank_page", "One tiny dot: below the coverage floor.", "blank_canvas.js"),
-        ("outside_allowlist", "brush.set and brush.line: real p5.brush methods, not allowed.", "brush_outside_allowlist.js"),
+        (
+            "outside_allowlist",
+            "brush.set and brush.line: real p5.brush methods, not allowed.",
+            "brush_outside_allowlist.js",
+        ),
         ("network", "fetch reached through a string-built property of window.", "computed_window_fetch.js"),
         ("eval", "eval runs code from a string.", "eval.js"),
     ]
