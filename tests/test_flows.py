@@ -102,7 +102,7 @@ def test_a_dead_scorer_turns_rollouts_into_dead_letters_and_the_step_goes_on(
             scorer.kill()
             scorer.wait()
             second = reward(
-                ["p"] * 3, batch[:2] + [completion(flower_sketch.replace("600", "500"))], trainer_state=StepState(1)
+                ["p"] * 3, batch[:2] + [completion(flower_sketch.replace("#b0305a", "#30b05a"))], trainer_state=StepState(1)
             )
         return first, second
 
