@@ -60,8 +60,7 @@ class RemotePaintingEnv:
             sketch: The complete p5.brush sketch (JavaScript) with its setup and draw functions.
 
         Returns:
-            What the painting looked like: whether it passed the checks, its score, the measured facts of the picture
-            and the judge's verdict.
+            What the painting looked like, and its score.
         """
         while self._stale:
             await self._stale.pop().close()
@@ -82,6 +81,7 @@ class RemotePaintingEnv:
         parts = parts_of(result.observation)
         observation = observe(parts, turn=result.observation.turn, turns=self._settings.turns)
         self._turns.append(Turn(sketch=sketch, parts=parts, observation=observation))
+        self._turns.sort(key=lambda done: done.observation.turn)  # TRL runs one reply's calls concurrently
         return tool_result(observation, self._settings)
 
     @property
