@@ -94,8 +94,8 @@ class RemotePaintingEnv:
         """The episode's reward so far (`painting_env.episode_reward`, as the server's episode computes it)."""
         return episode_reward([turn.parts.reward for turn in self._turns], self._settings)
 
-    async def aclose(self) -> None:
-        """Close the episode's session, if one is still open."""
+    async def _aclose(self) -> None:
+        """Close the episode's session, if one is still open (private: TRL makes every public method a tool)."""
         clients, self._stale = [*self._stale, *([self._client] if self._client else [])], []
         self._client = None
         for client in clients:
@@ -123,7 +123,7 @@ class RemoteEpisodeFactory:
     async def aclose(self) -> None:
         """Close every session the episodes still hold (an episode the policy stopped before its last painting)."""
         for episode in self._episodes:
-            await episode.aclose()
+            await episode._aclose()
 
     def __call__(self) -> RemotePaintingEnv:
         episode = RemotePaintingEnv(self.server, self.settings, self.step)

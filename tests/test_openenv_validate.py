@@ -188,3 +188,19 @@ def test_the_probe_plan_is_the_oracle_episode() -> None:
     oracle = trajectories.oracle()
     assert plan["reset"]["seed"] == oracle.seed and [a["sketch"] for a in plan["actions"]] == oracle.actions
     assert asyncio.iscoroutinefunction(trajectories.play_remote)
+
+
+def test_the_remote_episode_offers_the_in_process_tool_and_nothing_else() -> None:
+    import inspect
+
+    from transformers.utils import get_json_schema
+
+    from openenv_painting.remote_env import RemotePaintingEnv
+    from watercolour.painting_env import PaintingEnv
+
+    def tools(cls: type) -> list[str]:
+        members = inspect.getmembers(cls, predicate=inspect.isfunction)
+        return [name for name, _ in members if not name.startswith("_") and name != "reset"]
+
+    assert tools(RemotePaintingEnv) == tools(PaintingEnv) == ["paint"]
+    assert get_json_schema(RemotePaintingEnv.paint) == get_json_schema(PaintingEnv.paint), "the same tool schema"
