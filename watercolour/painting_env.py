@@ -61,6 +61,17 @@ def instructions(settings: RepaintSettings) -> str:
     return f"\n\nPaint by calling the paint tool with your complete sketch.{again}"
 
 
+def tool_result(observation: Observation, settings: RepaintSettings) -> str | list[dict[str, Any]]:
+    """What `paint` returns: the observation's text, or for a VLM policy (`vision`) the PNG as an image content
+    block before it."""
+    if settings.vision and observation.png is not None:
+        from PIL import Image
+
+        image = Image.open(io.BytesIO(observation.png)).convert("RGB")
+        return [{"type": "image", "image": image}, {"type": "text", "text": observation.text()}]
+    return observation.text()
+
+
 class PaintingEnv:
     """One repaint episode. `step` gives the rollout step (None outside training), for seeds and dead letters."""
 
@@ -74,12 +85,18 @@ class PaintingEnv:
         self._started = 0
         self._seed = 0
 
-    def reset(self, **columns: Any) -> str:
-        """Start an episode for one dataset row; its prompt (and the step) seed the judge's references."""
+    def reset(self, seed: int | None = None, **columns: Any) -> str:
+        """Start an episode for one dataset row; its prompt (and the step) seed the judge's references, unless
+        `seed` is given: then it is the episode's group seed, so an episode replays from its seed alone."""
         self._turns = []
         self._started = 0
-        self._seed = group_seed(columns.get("prompt"), self._step())
+        self._seed = group_seed(columns.get("prompt"), self._step()) if seed is None else seed
         return instructions(self._settings)
+
+    @property
+    def seed(self) -> int:
+        """The episode's group seed: the judge's references are drawn with it (`rewards.composite.group_seed`)."""
+        return self._seed
 
     async def paint(self, sketch: str) -> str | list[dict[str, Any]]:
         """Paint a watercolour: render the p5.brush sketch, score it, and see what it looked like.
@@ -99,12 +116,7 @@ class PaintingEnv:
         observation = observe(parts, turn=turn, turns=self._settings.turns)
         self._turns.append(Turn(sketch=sketch, parts=parts, observation=observation))
         self._turns.sort(key=lambda done: done.observation.turn)
-        if self._settings.vision and observation.png is not None:
-            from PIL import Image
-
-            image = Image.open(io.BytesIO(observation.png)).convert("RGB")
-            return [{"type": "image", "image": image}, {"type": "text", "text": observation.text()}]
-        return observation.text()
+        return tool_result(observation, self._settings)
 
     @property
     def turns(self) -> list[Turn]:
@@ -129,6 +141,15 @@ class EpisodeFactory:
         from watercolour.records import rollout_step
 
         return rollout_step(self.trainer_state)
+
+    @property
+    def paint_ahead(self) -> Callable[..., Any] | None:
+        """What the trainer renders ahead with while the policy still writes (`watercolour.paint_ahead`)."""
+        return self.engine.prefetch
+
+    async def aclose(self) -> None:
+        """Close the engine's browsers and clients (on the loop `paint` opened them on)."""
+        await self.engine.aclose()
 
     def __call__(self) -> PaintingEnv:
         return PaintingEnv(self.engine, self.settings, self.step)

@@ -77,14 +77,20 @@ class StepClock(TrainerCallback):
         self.factory.trainer_state = state
 
 
-def episode_factory(config: RunConfig, run_dir: Any) -> EpisodeFactory:
-    """The run's environment factory on one scoring engine of its own."""
+def episode_factory(config: RunConfig, run_dir: Any) -> Any:
+    """The run's environment factory: on one scoring engine of its own, or through the OpenEnv server when
+    `openenv` is set (`openenv_painting.remote_env.RemoteEpisodeFactory`: the same tools and episode reward)."""
     assert config.repaint is not None, "a repaint run has repaint settings"
+    if config.openenv is not None:
+        from openenv_painting.remote_env import RemoteEpisodeFactory
+
+        return RemoteEpisodeFactory(config.openenv, config.repaint)
     return EpisodeFactory(ScoringEngine(config, run_dir), config.repaint)
 
 
-def close_episodes(factory: EpisodeFactory, loop: Any) -> None:
-    """Close the engine's browsers and clients on the trainer's loop, where `paint` opened them."""
+def close_episodes(factory: Any, loop: Any) -> None:
+    """Close what the episodes opened (the engine's browsers, or the server's sessions) on the trainer's loop,
+    where `paint` opened them."""
     import asyncio
 
-    asyncio.run_coroutine_threadsafe(factory.engine.aclose(), loop).result()
+    asyncio.run_coroutine_threadsafe(factory.aclose(), loop).result()

@@ -35,7 +35,6 @@ from watercolour.generation import grpo_kwargs, input_grad_hooks_paused, prepare
 from watercolour.linear_attention import FIX, route_gated_delta_rule
 from watercolour.lora import device_settings, lora_config
 from watercolour.paint_ahead import episode_seeds, render_ahead
-from watercolour.painting_env import EpisodeFactory
 from watercolour.policy import resolve_model, set_cpu_threads
 from watercolour.prompt import messages
 from watercolour.records import rollout_step
@@ -368,7 +367,7 @@ def build_trainer(
         )
         peft_config = None
     callbacks: list[Any] = [CurvesCallback(CurvesFile(run_dir), echo=echo)]
-    factory: EpisodeFactory | None = None
+    factory: Any = None  # EpisodeFactory, or openenv_painting's RemoteEpisodeFactory when `openenv` is set
     if config.repaint is not None:
         # Multi-turn episodes: the environment scores each painting; the reward function reads the episodes.
         factory = episode_factory(config, run_dir)
@@ -396,7 +395,7 @@ def build_trainer(
     if config.repaint is not None:
         assert factory is not None
         trainer.turn_tokens = config.repaint.turn_tokens
-        trainer.paint_ahead = factory.engine.prefetch
+        trainer.paint_ahead = factory.paint_ahead
     plan = resolve(training)
     prepare_rollouts(trainer, plan)
     if route_gated_delta_rule(trainer.model) == "fla-rollouts":

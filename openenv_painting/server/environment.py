@@ -16,7 +16,6 @@ from typing import Any
 from openenv.core.env_server.interfaces import Environment
 
 from openenv_painting.models import PaintAction, PaintObservation, PaintState
-from rewards.composite import group_seed
 from rewards.scoring_engine import ScoringEngine
 from watercolour.config import RepaintSettings
 from watercolour.painting_env import PaintingEnv, Turn
@@ -50,22 +49,22 @@ class PaintingEnvironment(Environment[PaintAction, PaintObservation, PaintState]
         **_: Any,
     ) -> PaintObservation:
         """Start an episode. `prompt` and `step` seed the judge's references exactly as in-process training does
-        (`rewards.composite.group_seed`); `pictures` asks for each painting's PNG in the observation. `seed` is
-        unused: a render's seed is the run's (`render.seed`), the same for every session; other keys (a dataset
-        row's columns) are ignored."""
+        (`rewards.composite.group_seed`); `seed`, when given, is that group seed itself, so the same seed and the
+        same paintings give the same rewards. A render's own seed is the run's (`render.seed`), the same for every
+        session. `pictures` asks for each painting's PNG in the observation; other keys (a dataset row's columns)
+        are ignored."""
         self._check_open()
         if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 0):
             raise ValueError(f"step must be a non-negative integer or null, got {step!r}")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer or null, got {seed!r}")
         if not isinstance(pictures, bool):
             raise ValueError(f"pictures must be true or false, got {pictures!r}")
         self._rollout_step = step
-        text = self._episode.reset(prompt=prompt)
+        text = self._episode.reset(seed=seed, prompt=prompt)
         self._pictures = pictures
         self._state = PaintState(
-            episode_id=episode_id,
-            turns=self._settings.turns,
-            group_seed=group_seed(prompt, step),
-            rollout_step=step,
+            episode_id=episode_id, turns=self._settings.turns, group_seed=self._episode.seed, rollout_step=step
         )
         return PaintObservation(text=text.strip(), turns=self._settings.turns)
 
