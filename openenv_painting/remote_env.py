@@ -68,6 +68,8 @@ class RemotePaintingEnv:
             self._client = PaintingClient(base_url=self._server.url, message_timeout_s=self._server.message_timeout_s)
             opened = await self._client.reset(**self._columns)
             if opened.observation.turns != self._settings.turns:
+                await self._client.close()  # the session goes back to the server's cap
+                self._client = None
                 raise ServerTurnsMismatch(
                     f"the server at {self._server.url} allows {opened.observation.turns} paintings an episode, this "
                     f"run {self._settings.turns}: start it with the run's repaint settings"

@@ -199,7 +199,7 @@ def test_a_vlm_policy_is_shown_the_png_through_the_server_as_in_process(server, 
     from watercolour.painting_env import PaintingEnv
 
     sketch = (SKETCHES / "peach_hibiscus.js").read_text()
-    settings = RepaintSettings(turns=1, vision=True)
+    settings = RepaintSettings(turns=2, vision=True)  # the server's episodes allow two
 
     async def painted(env):
         env.reset(prompt=PROMPT)

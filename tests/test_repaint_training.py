@@ -185,14 +185,17 @@ def test_no_turn_generates_more_than_repaint_turn_tokens(trained):
     prompt = trainer._tokenizer.apply_chat_template(
         [{"role": "user", "content": "Paint a poppy."}], add_generation_prompt=True, tokenize=True, return_dict=False
     )
-    torch.manual_seed(0)
-    free, _ = trainer._generate_single_turn([prompt], None, {}, 1)
-    trainer.turn_tokens = 3
+    # No end of sequence in the first 8 tokens, so the free reply runs past the cap whatever the tiny policy learned.
+    trainer.generation_config.min_new_tokens = 8
     try:
+        torch.manual_seed(0)
+        free, _ = trainer._generate_single_turn([prompt], None, {}, 1)
+        trainer.turn_tokens = 3
         torch.manual_seed(0)
         capped, _ = trainer._generate_single_turn([prompt], None, {}, 1)
     finally:
         trainer.turn_tokens = None
+        trainer.generation_config.min_new_tokens = None
     assert len(free[0]) > 3
     assert capped[0] == free[0][:3]  # the same reply, cut where the turn's budget ends
     assert trainer.generation_config.max_new_tokens == budget
