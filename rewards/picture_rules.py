@@ -133,7 +133,7 @@ class TextReader:
             return
         try:
             results = dict(zip(batch, _read(list(batch)), strict=True))
-        except BaseException as error:  # noqa: BLE001: every waiter gets the fault, none waits forever
+        except BaseException as error:  # every waiter gets the fault, none waits forever
             results = {}
             for future in batch.values():
                 future.set_exception(error)
