@@ -223,7 +223,9 @@ def test_the_mcp_route_cannot_paint_and_its_sessions_count_against_the_cap(serve
     def rpc(method, **params):
         return httpx.post(f"{server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
 
-    assert httpx.get(f"{server}/sessions").json()["active"] == 0, "every earlier session was given back"
+    # A client's goodbye reaches the server after the client has moved on, so the last test's session may still be
+    # closing: give it the few seconds a dropped socket is allowed.
+    assert wait_for_sessions(server, 0, within_s=10), "every earlier session was given back"
     painted = rpc("tools/call", name="paint", arguments={"sketch": "function setup() {}"})
     assert painted["error"]["message"] == "Environment does not support MCP"
     assert httpx.get(f"{server}/sessions").json()["active"] == 0, "no episode was built outside the cap"
