@@ -8,6 +8,7 @@
 #     bash scripts/gpu_session.sh park 1                     # ... park 2, park 3, park 4
 #     bash scripts/gpu_session.sh recipe                     # one recipe step of Qwen3.5-35B-A3B, real renders
 #     bash scripts/gpu_session.sh moe                        # its log-prob check (4 layers) and TRL's default path
+#     bash scripts/gpu_session.sh levers                     # that check, each lever of the fast path on its own
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
@@ -50,6 +51,11 @@ triton.__version__, 'transformers', transformers.__version__, 'trl', trl.__versi
       python3 -m bench.gpu --shapes qwen3.5-35b-a3b --generations 8 --default-max-len 256 --micro-batch 1 \
         --paths default --default-steps 1 --no-check --no-profile --deadline-s 200 --out "$OUT" 2>&1 \
         | grep -vE "Warning|warnings.warn"
+      ;;
+    levers)
+      # The MoE log-prob check alone, with each lever of the fast path measured on its own (bench/gpu/checks.py).
+      python3 -m bench.gpu --shapes qwen3.5-35b-a3b-4l --generations 8 --max-len 1024 --micro-batch 1 \
+        --paths fast --fast-steps 2 --no-profile --deadline-s 300 --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
       ;;
     *)
       echo "unknown stage: $stage" >&2

@@ -36,6 +36,9 @@ def test_bench_runs_both_paths_and_checks(tmp_path: Path, monkeypatch: pytest.Mo
     # On CPU the "fast" path resolves to the default one, so decode and full forward agree to float32 rounding.
     assert check["tokens_compared"] == 2 * 3
     assert check["logprobs_pass"] and check["loss_unchanged"]
+    levers = check["levers_vs_fp32"]
+    assert set(levers) == {"attached_fla", "merged_reference", "merged_fla", "eager_decode"}
+    assert all(stats["max"] < 1e-4 for stats in levers.values()), levers
     table = (Path("bench-gpu-out") / "bench_gpu.md").read_text()
     assert "| tiny | 2 x 3 | fast | 2 |" in table and "x |" in table
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from watercolour.linear_attention import as_in_training
@@ -81,6 +81,36 @@ def generating(trainer: Any) -> Iterator[Any]:
         yield model
 
 
+def decode(trainer: Any, inputs: dict[str, Any], config: Any) -> tuple[Any, Any]:
+    """One rollout batch with `config`: the sampled completion and the decode step's own log-prob of each token,
+    taken one position at a time (a stacked copy of the logits would double their memory)."""
+    import torch
+
+    with generating(trainer) as model:
+        out = model.generate(**inputs, generation_config=config)
+    completion = out.sequences[:, inputs["input_ids"].shape[1] :]
+    logps = torch.stack(
+        [
+            torch.log_softmax(logits.float(), dim=-1).gather(1, completion[:, i : i + 1]).squeeze(1)
+            for i, logits in enumerate(out.logits)
+        ],
+        dim=1,
+    )
+    return completion, logps
+
+
+def scored(trainer: Any, model: Any, ids: Any, mask: Any, length: int, reference: bool) -> Any:
+    """Teacher-forced log-probs of the last `length` tokens, no cache, no compilation; with `reference`, the Gated
+    DeltaNet layers take the update's route (transformers' torch reference where routed), else fla where present."""
+    import torch
+
+    with torch.no_grad(), as_in_training() if reference else nullcontext():
+        logps, _, _ = trainer._get_per_token_logps_and_entropies(
+            model, ids, mask, length, batch_size=trainer.args.per_device_train_batch_size
+        )
+    return logps.float()
+
+
 def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
     import torch
 
@@ -90,43 +120,36 @@ def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
     config = copy.deepcopy(trainer.generation_config)
     config.return_dict_in_generate = True
     config.output_logits = True
-    with generating(trainer) as model:
-        out = model.generate(**inputs, generation_config=config)
-    prompt_len = inputs["input_ids"].shape[1]
-    completion = out.sequences[:, prompt_len:]
-    # The decode step's own log-probs of what it sampled, one position at a time (a stacked copy would double
-    # the memory of the logits).
-    fast = torch.stack(
-        [
-            torch.log_softmax(logits.float(), dim=-1).gather(1, completion[:, i : i + 1]).squeeze(1)
-            for i, logits in enumerate(out.logits)
-        ],
-        dim=1,
-    )
-    del out
-    is_eos = torch.isin(completion, torch.tensor(trainer.eos_token_ids, device=completion.device))
-    after_eos = (is_eos.cumsum(dim=1) - is_eos.int()) > 0
-    keep = ~after_eos
-    full_ids = torch.cat([inputs["input_ids"], completion], dim=1)
-    full_mask = torch.cat([inputs["attention_mask"], keep.int()], dim=1)
-    with torch.no_grad(), as_in_training():
-        slow, _, _ = trainer._get_per_token_logps_and_entropies(
-            trainer.model,
-            full_ids,
-            full_mask,
-            completion.shape[1],
-            batch_size=trainer.args.per_device_train_batch_size,
-        )
-    # The float32 reference: the same policy upcast, scoring the same tokens the way the loss does.
-    reference = copy.deepcopy(trainer.model).float()
-    with torch.no_grad(), as_in_training():
-        exact, _, _ = trainer._get_per_token_logps_and_entropies(
-            reference, full_ids, full_mask, completion.shape[1], batch_size=trainer.args.per_device_train_batch_size
-        )
+    completion, fast = decode(trainer, inputs, config)
+    # The same decode without compilation, on tokens of its own: what compiling the step adds.
+    eager_config = copy.deepcopy(config)
+    eager_config.disable_compile = True
+    eager_completion, eager = decode(trainer, inputs, eager_config)
+    eos = torch.tensor(trainer.eos_token_ids, device=completion.device)
+    reference = copy.deepcopy(trainer.model).float()  # the float32 reference, scoring tokens the way the loss does
+
+    def teacher_forced(tokens: Any) -> tuple[Any, Any, Any]:
+        is_eos = torch.isin(tokens, eos)
+        keep = ~((is_eos.cumsum(dim=1) - is_eos.int()) > 0)
+        ids = torch.cat([inputs["input_ids"], tokens], dim=1)
+        return ids, torch.cat([inputs["attention_mask"], keep.int()], dim=1), keep
+
+    full_ids, full_mask, keep = teacher_forced(completion)
+    length = completion.shape[1]
+    slow = scored(trainer, trainer.model, full_ids, full_mask, length, reference=True)
+    exact = scored(trainer, reference, full_ids, full_mask, length, reference=True)[keep]
+    # Each lever of the fast path alone, teacher-forced on the fast path's tokens (so against the same `exact`):
+    # the Gated DeltaNet layers through fla's chunked kernel instead of the reference, and the LoRA merged into the
+    # bf16 weights (with either kernel). The decode adds fla's recurrent kernel, the cache and (fast) compilation.
+    levers = {"attached_fla": scored(trainer, trainer.model, full_ids, full_mask, length, reference=False)}
+    with generating(trainer) as merged:
+        levers["merged_reference"] = scored(trainer, merged, full_ids, full_mask, length, reference=True)
+        levers["merged_fla"] = scored(trainer, merged, full_ids, full_mask, length, reference=False)
+    eager_ids, eager_mask, eager_keep = teacher_forced(eager_completion)
+    eager_exact = scored(trainer, reference, eager_ids, eager_mask, eager_completion.shape[1], reference=True)
     del reference
-    exact = exact.float()[keep]
     fast_error = (fast[keep] - exact).abs()
-    slow_error = (slow.float()[keep] - exact).abs()
+    slow_error = (slow[keep] - exact).abs()
     loss_after, logps_after = loss_on(trainer, batch)
     train_mask = batch["completion_mask"].bool()
     drift = float((logps_after - logps_before).abs()[train_mask].max())
@@ -136,7 +159,11 @@ def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
         "mean_logprob": round(float(exact.mean()), 3),
         "fast_vs_fp32": fast_stats,
         "slow_vs_fp32": slow_stats,
-        "fast_vs_slow": error_stats((fast[keep] - slow.float()[keep]).abs()),
+        "fast_vs_slow": error_stats((fast[keep] - slow[keep]).abs()),
+        "levers_vs_fp32": {
+            **{name: error_stats((logps[keep] - exact).abs()) for name, logps in levers.items()},
+            "eager_decode": error_stats((eager[eager_keep] - eager_exact[eager_keep]).abs()),
+        },
         "logprobs_pass": all(fast_stats[k] <= SLACK * slow_stats[k] + FLOOR for k in ("mean", "p99")),
         "loss_before": loss_before,
         "loss_after": loss_after,
