@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="A configuration override of the learning run, e.g. --set training.num_generations=16 "
-        "--set training.per_device_batch_size=16 (repeatable).",
+        "--set training.per_device_batch_size=16 --set training.gradient_accumulation_steps=1 (repeatable).",
     )
 
 
