@@ -10,11 +10,14 @@ The scorer Space (`space.repo_id` in the configuration: the remote presets' depl
 is woken and health-checked at the start, given its idle backstop, and put to sleep on every way out: a `finally`
 in the flow, state hooks for completion, failure, cancellation and crash that call the same idempotent function,
 and the Space's own idle timeout, set at run start, for the cases where no Python runs at all (SIGKILL, OOM;
-Prefect skips on_crashed on process pools). A run with no Space has no Space hook.
+Prefect skips on_crashed on process pools). The hooks are on `train_with_space`, the same flow that the remote
+presets' deployments run; the offline ones run `train`, which has none, so their logs name no Space hook.
 
 Resume: retry a failed run (`prefect flow-run retry <id>` or the UI's Retry). Task results are persisted under
 the DEFAULT cache policy (inputs + task source + run id), so health checks and the pool come back Cached and
-`grpo_train` trains on from the latest checkpoint, which its input names.
+`grpo_train` trains on from the latest checkpoint, which its input names. What the earlier attempt published of the
+steps the retry trains again is deleted first (`forget_replayed`). A failed training ends the run Failed with one
+line naming the latest checkpoint and the Retry; the traceback is in the run directory's failure.log.
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ from typing import Any
 from prefect import flow, get_run_logger, runtime
 from prefect.artifacts import create_markdown_artifact
 from prefect.logging.loggers import flow_run_logger
+from prefect.states import Failed, State
 
 from tasks.fanout import FanOutSettings
 from tasks.health import check_services
-from tasks.observe import artifact_key
+from tasks.observe import artifact_key, flow_run_artifacts, forget_replayed
 from tasks.pool import load_reference_pool
 from tasks.publish import publish_run
 from tasks.space import put_space_to_sleep, set_space_backstop
@@ -38,7 +42,7 @@ from tasks.training import grpo_train
 from watercolour.config import RunConfig, load_config, preset_names
 from watercolour.files import write_atomic
 from watercolour.publish import PublishSettings
-from watercolour.run_dir import latest_checkpoint
+from watercolour.run_dir import checkpoint_step, latest_checkpoint
 from watercolour.space_control import sleep_space
 
 
@@ -82,6 +86,15 @@ def claim_run_dir(run_dir: Path, continue_run: bool) -> str:
     return action
 
 
+def pool_card(pool: dict[str, Any], pool_dir: Path | None) -> str:
+    """The pool artifact as a sentence ("27 references (14 love, 13 okay)"), not as a Python dict."""
+    tiers = ", ".join(f"{count} {tier}" for tier, count in pool["tiers"].items())
+    return (
+        f"Pool revision `{pool['revision']}`: {pool['references']} references ({tiers}) from "
+        f"`{pool_dir or 'the bundled pool'}`."
+    )
+
+
 def sleep_scorer_space(flow, flow_run, state) -> None:
     """State hook: the same idempotent sleep as the flow's `finally`, for when the flow body never got there."""
     parameters = flow_run.parameters
@@ -98,15 +111,7 @@ def sleep_scorer_space(flow, flow_run, state) -> None:
         logger.error("could not sleep Space %s (%s); its idle timeout will", space.repo_id, error)
 
 
-@flow(
-    name="train",
-    log_prints=True,
-    persist_result=True,
-    on_completion=[sleep_scorer_space],
-    on_failure=[sleep_scorer_space],
-    on_cancellation=[sleep_scorer_space],
-    on_crashed=[sleep_scorer_space],
-)
+@flow(name="train", log_prints=True, persist_result=True)
 def train(
     preset: Preset = SMOKE,  # type: ignore[valid-type]
     overrides: dict[str, Any] | None = None,
@@ -115,7 +120,7 @@ def train(
     fan_out: FanOutSettings | None = None,
     publish: PublishSettings | None = None,
     fail_at_step: int | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any] | State:
     """Train one GRPO run of a preset, in a directory of its own; resume it by retrying the flow run.
 
     Args:
@@ -125,27 +130,31 @@ def train(
         continue_run: Train on from the checkpoints another flow run left in run_dir (logged first).
         fan_out: Where each step's reward tasks run: threads (default) or a Dask cluster.
         publish: Hub repositories to publish the adapter and the rollouts to when the run ends (off when empty).
-        fail_at_step: Fail the first attempt after this step's rollouts are recorded, to rehearse a resume.
+        fail_at_step: Fail the first attempt in the step after this one, once its rollouts are recorded (so this
+            step's checkpoint is the latest), to rehearse a resume.
     """
     logger = get_run_logger()
     config = load_config(str(getattr(preset, "value", preset)), overrides or {})
     directory = flow_run_dir(config, run_dir)
     config = config.model_copy(update={"run_dir": directory})
     logger.info(claim_run_dir(directory, continue_run))
+    checkpoint = latest_checkpoint(directory)
+    start = checkpoint.name if checkpoint is not None else None
+    if replaced := forget_replayed(runtime.flow_run.id, checkpoint_step(checkpoint) if checkpoint is not None else 0):
+        logger.info(f"replacing {replaced} artifacts of this flow run's earlier attempt: it trains on from {start}")
+    keys = flow_run_artifacts(config.name)
     space = config.space
     try:
         if space is not None:
             set_space_backstop(space)
         services = check_services(config, space)
         pool = load_reference_pool(config.pool_dir)
-        create_markdown_artifact(
-            f"Pool revision `{pool['revision']}` ({pool['references']} references, {pool['tiers']}) from "
-            f"`{config.pool_dir or 'the bundled pool'}`",
-            key=artifact_key(config.name, "pool"),
-        )
-        checkpoint = latest_checkpoint(directory)
-        start = checkpoint.name if checkpoint is not None else None
-        trained = grpo_train(config, directory, start, fan_out or FanOutSettings(), fail_at_step)
+        create_markdown_artifact(pool_card(pool, config.pool_dir), key=artifact_key(keys, "pool"))
+        training = grpo_train(config, directory, start, fan_out or FanOutSettings(), fail_at_step, return_state=True)
+        if training.is_failed():
+            # The task logged its one-line error; the run ends on it, without a second traceback of the flow's.
+            return Failed(message=str(training.result(raise_on_failure=False)))
+        trained = training.result()
         published = publish_run(directory, publish) if publish is not None else None
     finally:
         if space is not None:
@@ -159,3 +168,12 @@ def train(
         **trained,
         "published": published,
     }
+
+
+# The remote presets' deployments: the same flow with the state hooks that put the run's Space to sleep.
+train_with_space = train.with_options(
+    on_completion=[sleep_scorer_space],
+    on_failure=[sleep_scorer_space],
+    on_cancellation=[sleep_scorer_space],
+    on_crashed=[sleep_scorer_space],
+)

@@ -71,9 +71,13 @@ in_flight() {
     -d '{"flow_runs": {"state": {"type": {"any_": ["RUNNING", "PENDING", "CANCELLING"]}}}}'
 }
 
+# The flow runs inherit the worker's environment, and their stderr lands in worker.log: no tqdm progress bars and no
+# FutureWarnings there, and one torch thread unless the caller chose (two on a 2-core box ran 8x slower than one).
 start_worker() {
   environment >"$PREFECT_HOME/worker.env"
-  start worker "$PREFECT" worker start --pool "$POOL" --type process
+  start worker env TQDM_DISABLE=1 OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" \
+    PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore::FutureWarning" \
+    "$PREFECT" worker start --pool "$POOL" --type process
 }
 
 up() {

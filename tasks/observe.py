@@ -4,8 +4,12 @@
 rollout store's: after each step's batch it updates the run's progress artifact, publishes a table of every
 rollout's reward and parts, a markdown card with the step's best rollout and all its paintings on a contact sheet
 embedded in the artifact (the UI cannot open files on the training machine), and a table of that step's dead
-letters when there are any. Each step also logs one summary line in the flow's logs (`tasks.training`). Artifact keys are per run, so each run's history reads
-as the versions of a few keys.
+letters when there are any. Each step also logs one summary line in the flow's logs (`tasks.training`).
+
+Artifact keys are per flow run (`<run name>-<flow-run name>-<what>`), so two runs of a deployment publish under two
+sets of keys and each run's history reads as the versions of a few keys. A retry keeps its flow run, and a resume
+from checkpoint-N trains the steps after N again: `forget_replayed` deletes what the earlier attempt published of
+those steps (and the run's progress and pool card, published again), so each step is listed once per flow run.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from prefect import runtime
 from prefect.artifacts import (
     create_markdown_artifact,
     create_progress_artifact,
@@ -29,11 +34,42 @@ from watercolour.records import DeadLetter, RewardParts, rollout_step
 
 
 OnScored = Callable[[list[Any], list[Any], list[RewardParts], dict[str, Any]], None]
+# A step's artifacts say their step first; `forget_replayed` reads it back. Prefect artifacts carry no metadata.
+STEP_DESCRIPTION = re.compile(r"Step (\d+):")
 
 
 def artifact_key(run_name: str, what: str) -> str:
     """Prefect keys allow lowercase letters, digits and dashes only."""
     return re.sub(r"[^a-z0-9-]+", "-", f"{run_name}-{what}".lower()).strip("-")
+
+
+def flow_run_artifacts(run_name: str) -> str:
+    """What this flow run's artifact keys start with: the run's name and the flow run's (two runs, two sets)."""
+    return f"{run_name}-{runtime.flow_run.name}"
+
+
+def forget_replayed(flow_run_id: UUID, kept_steps: int) -> int:
+    """Delete this flow run's artifacts that its resumed attempt publishes again: every step's after `kept_steps`
+    (a resume from checkpoint-N trains them again) and those of no step (progress, the pool card); return how many.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
+
+    # Keyed ones only: Prefect's own (a result's, keyless) are not ours to delete.
+    ours = ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id]), key=ArtifactFilterKey(exists_=True))
+    replayed: list[UUID] = []
+    with get_client(sync_client=True) as client:
+        # Read every page before deleting: a delete shifts the offsets of the pages after it.
+        page_size, offset = 200, 0
+        while page := client.read_artifacts(artifact_filter=ours, limit=page_size, offset=offset):
+            for artifact in page:
+                step = STEP_DESCRIPTION.match(artifact.description or "")
+                if step is None or int(step[1]) > kept_steps:
+                    replayed.append(artifact.id)
+            offset += page_size
+        for artifact_id in replayed:
+            client.delete_artifact(artifact_id)
+    return len(replayed)
 
 
 def reward_rows(parts: list[RewardParts]) -> list[dict[str, Any]]:
@@ -78,7 +114,7 @@ class StepReporter:
 
     def report(self, step: int, parts: list[RewardParts]) -> None:
         create_table_artifact(
-            reward_rows(parts), key=artifact_key(self.run_name, "step-rewards"), description=f"Rewards of step {step}"
+            reward_rows(parts), key=artifact_key(self.run_name, "step-rewards"), description=f"Step {step}: rewards"
         )
         letters = [part.dead_letter for part in parts if part.dead_letter is not None]
         if letters:
@@ -90,7 +126,7 @@ class StepReporter:
         create_markdown_artifact(
             self.best_painting(step, parts),
             key=artifact_key(self.run_name, "best-painting"),
-            description=f"Step {step}",
+            description=f"Step {step}: the best rollout and the step's paintings",
         )
         update_progress_artifact(self.progress_id, min(100.0, 100.0 * step / self.total_steps))
 

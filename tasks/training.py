@@ -7,10 +7,16 @@ while the tasks before it (health, pool) come back Cached.
 
 Inside, the trainer is given a `FannedReward` instead of calling the composite directly: each step's rollouts
 are mapped as Prefect tasks on the configured task runner, and `StepReporter` publishes the step's artifacts.
+
+A training failure leaves its full traceback in the run directory's `failure.log` and fails the task with one
+`TrainingFailed` line: what failed, the latest checkpoint, how to resume. Prefect logs the traceback of what a task
+raises; raised `from None`, that is a few frames of this task instead of the trainer's whole stack.
 """
 
 from __future__ import annotations
 
+import traceback
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +25,9 @@ from prefect.cache_policies import DEFAULT
 
 from rewards.engine_thread import close_engine_thread
 from tasks.fanout import FannedReward, FanOutSettings, OnScored, make_task_runner
-from tasks.observe import StepReporter
+from tasks.observe import StepReporter, flow_run_artifacts
 from watercolour.config import RunConfig
-from watercolour.records import RewardParts
+from watercolour.records import RewardParts, rollout_step
 from watercolour.run_dir import latest_checkpoint, use_run_environment
 
 
@@ -29,8 +35,16 @@ class InjectedFault(RuntimeError):
     """Raised on purpose by `fail_at_step`, to rehearse a crash and its resume."""
 
 
+class TrainingFailed(RuntimeError):
+    """The run's training failed; the message says how to resume, the run directory's failure.log says why."""
+
+
+FAILURE_LOG = "failure.log"
+
+
 class FailAtStep:
-    """An on_scored hook that raises once `global_step` reaches `step`, after the batch was recorded."""
+    """An on_scored hook that raises once `global_step` reaches `step`, after the batch was recorded: in step
+    `step + 1`, whose rollouts are stored, before its update, so checkpoint-`step` is the run's latest."""
 
     def __init__(self, step: int, then: OnScored) -> None:
         self.step, self.then = step, then
@@ -39,7 +53,11 @@ class FailAtStep:
         self.then(prompts, completions, parts, kwargs)
         state = kwargs.get("trainer_state")
         if state is not None and state.global_step >= self.step:
-            raise InjectedFault(f"fail_at_step={self.step}: failing on purpose after step {state.global_step}")
+            step = rollout_step(state)
+            raise InjectedFault(
+                f"fail_at_step={self.step}: failing on purpose in step {step}, once its rollouts were stored "
+                f"(rollouts/step-{step:05d}) and before its update"
+            )
 
 
 # log_prints off: the libraries under the trainer print to stdout (trackio's banner with terminal colour codes, a
@@ -62,7 +80,9 @@ def grpo_train(
     with make_task_runner(fan_out) as runner:
 
         def step_hook(config: RunConfig, run_dir: Path, on_scored: OnScored | None = None) -> OnScored:
-            hook: OnScored = StepReporter(config.name, run_dir, config.training.steps, then=on_scored)
+            hook: OnScored = StepReporter(
+                flow_run_artifacts(config.name), run_dir, config.training.steps, then=on_scored
+            )
             return FailAtStep(inject, then=hook) if inject is not None else hook
 
         def make_reward(config: RunConfig, run_dir: Path, on_scored: OnScored | None = None) -> FannedReward:
@@ -81,6 +101,8 @@ def grpo_train(
                 make_reward=make_reward,
                 step_hook=step_hook,
             )
+        except Exception as error:
+            raise TrainingFailed(failure(run_dir, error)) from None
         finally:
             close_engine_thread()
     latest = latest_checkpoint(run_dir)
@@ -89,3 +111,19 @@ def grpo_train(
         "resumed_from": checkpoint,
         "checkpoint": latest.name if latest is not None else None,
     }
+
+
+def failure(run_dir: Path, error: Exception) -> str:
+    """Append the traceback to the run's failure.log; return the one line the flow run's log and state carry."""
+    log = run_dir / FAILURE_LOG
+    with log.open("a") as out:
+        out.write(f"--- attempt {runtime.flow_run.run_count} of flow run {runtime.flow_run.id}, ")
+        out.write(f"{datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC\n{traceback.format_exc()}\n")
+    latest = latest_checkpoint(run_dir)
+    resume = (
+        f"Latest checkpoint: {latest}; Retry this flow run (the UI's Retry, or "
+        f"`prefect flow-run retry {runtime.flow_run.id}`) to train on from it"
+        if latest is not None
+        else f"No checkpoint yet in {run_dir}; a Retry of this flow run trains from scratch"
+    )
+    return f"training failed: {type(error).__name__}: {error}. {resume}. Traceback: {log}"

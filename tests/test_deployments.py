@@ -18,6 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tasks.observe import artifact_key
+
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFECT = str(ROOT / ".venv" / "bin" / "prefect")
@@ -113,10 +115,13 @@ def local_prefect(tmp_path_factory):
 
 
 def test_presets_are_deployed_with_their_parameters(local_prefect):
-    for preset in ("judge-led", "hps-led", "hps-only", "smoke", "repaint"):
+    for preset in ("judge-led", "hps-led", "hps-only", "curriculum", "group-judge", "smoke", "repaint"):
         deployment = local_prefect.get(f"/deployments/name/train/{preset}")
         assert deployment["parameters"] == {"preset": preset}
         assert deployment["work_pool_name"] == "local-process"
+        # Only the remote presets' flow carries the Space hooks; an offline run has no Space to put to sleep.
+        flow = "train" if preset in ("smoke", "repaint") else "train_with_space"
+        assert deployment["entrypoint"] == f"flows/train.py:{flow}"
     refresh = local_prefect.get("/deployments/name/pool/refresh")
     assert refresh["schedules"][0]["schedule"]["cron"] == "0 3 * * 1"
     assert (
@@ -126,6 +131,18 @@ def test_presets_are_deployed_with_their_parameters(local_prefect):
     assert str(ROOT) not in (ROOT / "prefect.yaml").read_text()
     pull = local_prefect.get("/deployments/name/train/smoke")["pull_steps"]
     assert pull == [{"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
+
+
+def test_no_schedule_is_active_after_deploying_and_the_documented_command_turns_one_on(local_prefect):
+    deployments = local_prefect.post("/deployments/filter", {})
+    schedules = [(d["name"], s["active"]) for d in deployments for s in d["schedules"]]
+    assert ("refresh", False) in schedules and not [name for name, active in schedules if active]
+    (schedule,) = json.loads(local_prefect.prefect("deployment", "schedule", "ls", "pool/refresh", "-o", "json"))
+    local_prefect.prefect("deployment", "schedule", "resume", "pool/refresh", schedule["id"])
+    try:
+        assert local_prefect.get("/deployments/name/pool/refresh")["schedules"][0]["active"] is True
+    finally:
+        local_prefect.prefect("deployment", "schedule", "pause", "pool/refresh", schedule["id"])
 
 
 def test_judge_limit_exists(local_prefect):
@@ -163,6 +180,12 @@ def trainer_seam():
         pytest.skip("watercolour.trainer.train(config, run_dir, resume, make_reward=...) has not landed yet")
 
 
+def run_artifacts(prefect: LocalPrefect, flow_run_id: str, what: str = "") -> list[dict]:
+    """A flow run's artifacts (those whose key ends in `-<what>` when given), oldest first."""
+    body = {"artifacts": {"flow_run_id": {"any_": [flow_run_id]}, "key": {"exists_": True}}, "sort": "CREATED_DESC"}
+    return [artifact for artifact in prefect.post("/artifacts/filter", body)[::-1] if artifact["key"].endswith(what)]
+
+
 def run_dirs(base: Path) -> list[Path]:
     """The run directories the flow made under `base`, one per flow run."""
     return sorted(path.parent for path in base.glob("*/flow-run.json"))
@@ -184,10 +207,24 @@ def test_two_runs_of_a_deployment_train_in_two_directories_and_log_every_step(lo
     assert [line.split(" |")[0] for line in steps] == ["step 1/2", "step 2/2"]
     noise = [line for line in logs if "\x1b[" in line or "LOAD_" in line]  # terminal colours, a disassembly
     assert not noise, "\n".join(logs)
-    keys = {artifact["key"] for artifact in local_prefect.post("/artifacts/filter", {})}
-    assert {"smoke-progress", "smoke-step-rewards", "smoke-best-painting"} <= keys
-    card = local_prefect.post("/artifacts/filter", {"artifacts": {"key": {"any_": ["smoke-best-painting"]}}})
-    assert "data:image/png;base64," in card[-1]["data"] and "file://" not in card[-1]["data"]
+    # Each run publishes under keys of its own, named by the preset and the flow run.
+    runs = {flow_run: local_prefect.get(f"/flow_runs/{flow_run}")["name"] for flow_run in (first, second)}
+    keys = {flow_run: {artifact["key"] for artifact in run_artifacts(local_prefect, flow_run)} for flow_run in runs}
+    for flow_run, name in runs.items():
+        whats = {"progress", "pool", "step-rewards", "best-painting"}
+        assert keys[flow_run] == {artifact_key(f"smoke-{name}", what) for what in whats}
+    assert not keys[first] & keys[second]
+    (card,) = run_artifacts(local_prefect, second, "best-painting")[-1:]
+    assert "data:image/png;base64," in card["data"] and "file://" not in card["data"]
+    (pool,) = run_artifacts(local_prefect, second, "pool")
+    assert re.search(r"\d+ references \(\d+ \w+", pool["data"]) and "{" not in pool["data"], pool["data"]
+    # No Space in the smoke preset, so no Space hook ran or was announced.
+    hooks = [
+        line for line in logs + local_prefect.logs(first) if "sleep_scorer_space" in line or "hook" in line.lower()
+    ]
+    assert not hooks
+    worker = (Path(local_prefect.env["PREFECT_HOME"]) / "worker.log").read_text()
+    assert "FutureWarning" not in worker and "it/s]" not in worker, worker[-3000:]
 
 
 @pytest.mark.browser
@@ -202,6 +239,21 @@ def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_pref
     assert local_prefect.wait(flow_run) == "FAILED"
     (run_dir,) = run_dirs(tmp_path)
     assert (run_dir / "checkpoints" / "checkpoint-1").is_dir()
+    # The failure names the step the store names, and says once, without the trainer's stack, how to resume.
+    assert (run_dir / "rollouts" / "step-00002.parquet").is_file()
+    message = local_prefect.get(f"/flow_runs/{flow_run}")["state"]["message"]
+    assert "failing on purpose in step 2" in message and "rollouts/step-00002" in message, message
+    assert "checkpoint-1" in message and f"prefect flow-run retry {flow_run}" in message, message
+    assert str(run_dir / "failure.log") in message
+    failure_log = (run_dir / "failure.log").read_text()
+    assert "Traceback" in failure_log and "InjectedFault" in failure_log
+    failed_logs = local_prefect.logs(flow_run, expect_steps=2)
+    # One error line of ours; Prefect repeats the message in the task's and the flow's final states and in its
+    # engine's exit line, but the trainer's stack is only in failure.log, and the flow logs no traceback of its own.
+    assert len([line for line in failed_logs if line.startswith("Task run failed")]) == 1, "\n".join(failed_logs)
+    assert not [line for line in failed_logs if "trainer.py" in line or "Encountered exception" in line]
+    name = local_prefect.get(f"/flow_runs/{flow_run}")["name"]
+    keys = f"smoke-{name}"
     ui = local_prefect.api.removesuffix("/api")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
@@ -213,13 +265,13 @@ def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_pref
 
         page.goto(f"{ui}/runs/flow-run/{flow_run}")
         page.get_by_text("Artifacts", exact=True).click()
-        page.get_by_text("smoke-best-painting").first.click()
+        page.get_by_text(artifact_key(keys, "best-painting")).first.click()
         sheet = page.locator('img[alt^="the paintings of step"]').first
         sheet.wait_for()
         assert sheet.evaluate("image => image.complete && image.naturalWidth") > 0
         page.goto(f"{ui}/runs/flow-run/{flow_run}")
         page.get_by_text("Artifacts", exact=True).click()
-        page.get_by_text("smoke-step-rewards").first.click()
+        page.get_by_text(artifact_key(keys, "step-rewards")).first.click()
         page.locator("table th", has_text="reward").first.wait_for()
         assert page.locator("table tbody tr").count() == 2  # one row per rollout of the step
         browser.close()
@@ -234,3 +286,9 @@ def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_pref
     )
     rows = RolloutStore(run_dir, 2).rows()
     assert sorted((row["step"], row["index"]) for row in rows) == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    # The retry replaced what it replayed: step 2 and the run's progress and pool card, listed once each.
+    for what in ("step-rewards", "best-painting"):
+        steps = [artifact["description"].split(":")[0] for artifact in run_artifacts(local_prefect, flow_run, what)]
+        assert steps == ["Step 1", "Step 2"], what
+    assert len(run_artifacts(local_prefect, flow_run, "progress")) == 1
+    assert len(run_artifacts(local_prefect, flow_run, "pool")) == 1

@@ -72,6 +72,11 @@ def artifacts(key: str) -> list:
         return client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
 
 
+def flow_run_name(state) -> str:
+    with get_client(sync_client=True) as client:
+        return client.read_flow_run(state.state_details.flow_run_id).name
+
+
 def test_space_sleep_flow_pauses_once_and_is_idempotent(prefect_server, hub):
     from flows.space_sleep import space_sleep
 
@@ -166,12 +171,12 @@ def test_pool_refresh_reports_moved_pixels_and_verdicts(prefect_server, tmp_path
 
 
 def test_a_failing_train_run_still_puts_its_space_to_sleep(prefect_server, hub, scorer, tmp_path):
-    from flows.train import train
+    from flows.train import train_with_space
 
     hub.add_space(SPACE, stage="PAUSED")
     # The scorer wakes and loads, then the run fails on a pool that is not there.
     overrides = {**space_overrides(hub, scorer), "run_dir": str(tmp_path), "pool_dir": str(tmp_path / "no-pool")}
-    state = train("hps-only", overrides, return_state=True)
+    state = train_with_space("hps-only", overrides, return_state=True)
     assert state.is_failed()
     assert [t[1:] for t in hub.transitions] == [
         ("PAUSED", "BUILDING"),
@@ -265,7 +270,7 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
     from models import tiny_sketcher
     from servers.openai_compat import openai_compat_server, verdict
 
-    from flows.train import train
+    from flows.train import train_with_space
 
     hub.add_space(SPACE, stage="PAUSED")
     with openai_compat_server(lambda a, b: verdict("A")) as judge:
@@ -283,7 +288,7 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
             "run_dir": str(tmp_path),
         }
         try:
-            state = train("judge-led", overrides, return_state=True)
+            state = train_with_space("judge-led", overrides, return_state=True)
         finally:
             close_engine_thread()
     assert state.is_completed(), state.message
@@ -298,5 +303,6 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
 
     assert result["pool"]["revision"] == pool_revision(None)
     assert RunConfig.load(Path(result["run_dir"]) / "config.yaml").pool_revision == pool_revision(None)
-    (card,) = artifacts("judge-led-pool")[-1:]
-    assert pool_revision(None) in card.data
+    # The flow run's own key, and a sentence rather than a dict of tiers.
+    (card,) = artifacts(f"judge-led-{flow_run_name(state)}-pool")
+    assert pool_revision(None) in card.data and "{" not in card.data
