@@ -27,9 +27,11 @@ def test_run_demo_warm_starts_trains_from_the_adapter_and_summarises(tmp_path, c
             "max_completion_length": 1100,
             "steps": 3,
             "save_steps": 10,
-            # One group of four a step, as the test was sized for (the preset's six cost a third more).
+            # One group of four a step, as the test was sized for (the preset's six cost a third more), one
+            # rollout per micro-batch as the preset trains.
             "num_generations": 4,
-            "per_device_batch_size": 4,
+            "per_device_batch_size": 1,
+            "gradient_accumulation_steps": 4,
             "lora_r": 8,
         }
     }

@@ -212,8 +212,15 @@ def test_a_vlm_policy_is_shown_the_png_through_the_server_as_in_process(server, 
         finally:
             await engine.aclose()
 
+    async def remotely():
+        env = RemotePaintingEnv(OpenEnvSettings(url=server), settings, step=lambda: 5)
+        try:
+            return await painted(env)
+        finally:
+            await env._aclose()  # one painting of two: the episode is open until its trainer closes it
+
     local = asyncio.run(in_process())
-    remote = asyncio.run(painted(RemotePaintingEnv(OpenEnvSettings(url=server), settings, step=lambda: 5)))
+    remote = asyncio.run(remotely())
     assert [block["type"] for block in remote] == ["image", "text"] == [block["type"] for block in local]
     assert remote[1] == local[1]
     assert remote[0]["image"].tobytes() == local[0]["image"].tobytes(), "the same picture, pixel for pixel"
