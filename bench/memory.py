@@ -9,7 +9,7 @@ largest resident set any one process reached, the figure `/usr/bin/time -v` repo
 size.
 
     python -m bench.memory                                  # `watercolour demo` (about 30 minutes on 2 cores)
-    python -m bench.memory -- train --preset smoke --steps 1 --run-dir /tmp/m
+    python -m bench.memory -- train --preset smoke --steps 1 --run-dir runs/memory
     python -m bench.memory --json OUT.json -- demo --smoke  # also writes the table's numbers
 
 `--bound-gb X` exits 1 when that largest process went past X GB (the check `tests/test_memory.py` runs).
