@@ -38,7 +38,7 @@ from tasks.observe import artifact_key, flow_run_artifacts, forget_replayed
 from tasks.pool import load_reference_pool
 from tasks.publish import publish_run
 from tasks.space import put_space_to_sleep, set_space_backstop
-from tasks.training import grpo_train
+from tasks.training import grpo_train, warm_start_policy
 from watercolour.config import RunConfig, load_config, preset_names
 from watercolour.files import write_atomic
 from watercolour.publish import PublishSettings
@@ -150,6 +150,8 @@ def train(
         services = check_services(config, space)
         pool = load_reference_pool(config.pool_dir)
         create_markdown_artifact(pool_card(pool, config.pool_dir), key=artifact_key(keys, "pool"))
+        if config.training.warm_start_examples and config.training.start_adapter is None and config.repaint is None:
+            config = warm_start_policy(config, directory)
         training = grpo_train(config, directory, start, fan_out or FanOutSettings(), fail_at_step, return_state=True)
         if training.is_failed():
             # The task logged its one-line error; the run ends on it, without a second traceback of the flow's.

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect import get_run_logger, runtime, task
-from prefect.cache_policies import DEFAULT
+from prefect.cache_policies import DEFAULT, NO_CACHE
 
 from rewards.engine_thread import close_engine_thread
 from tasks.fanout import FannedReward, FanOutSettings, OnScored, make_task_runner
@@ -58,6 +58,19 @@ class FailAtStep:
                 f"fail_at_step={self.step}: failing on purpose in step {step}, once its rollouts were stored "
                 f"(rollouts/step-{step:05d}) and before its update"
             )
+
+
+# Not cached by Prefect: the warm starts have a cache of their own, shared by every run on the machine.
+@task(cache_policy=NO_CACHE, log_prints=False)
+def warm_start_policy(config: RunConfig, run_dir: Path) -> RunConfig:
+    """The configuration starting from the demo's warm start the preset asks for (`training.warm_start_examples`),
+    made on the first run of a setting and reused from the warm-start cache after that."""
+    use_run_environment(Path(run_dir))  # before TRL's import: trackio reads its directory once
+    from watercolour.demo_run import cached_warm_start, describe_warm_start
+
+    adapter, report, reused = cached_warm_start(config)
+    get_run_logger().info(describe_warm_start(adapter, report, reused))
+    return config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
 
 
 # log_prints off: the libraries under the trainer print to stdout (trackio's banner with terminal colour codes, a

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 import pytest_asyncio
@@ -12,6 +15,10 @@ import pytest_asyncio
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+# Warm starts a preset makes go to a cache of the session's own, never the user's (~/.cache/watercolour).
+if "WATERCOLOUR_CACHE" not in os.environ:
+    os.environ["WATERCOLOUR_CACHE"] = tempfile.mkdtemp(prefix="watercolour-cache-")
+    atexit.register(shutil.rmtree, os.environ["WATERCOLOUR_CACHE"], ignore_errors=True)
 
 
 HUB_TOKEN = "hf_secret_never_logged"

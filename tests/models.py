@@ -214,8 +214,8 @@ def _teach(model, tokenizer, prompt: str, replies: tuple[str, ...]) -> None:
 
 
 def tiny_smoke_overrides(run_dir: Path, steps: int, generations: int, **extra: object) -> dict[str, object]:
-    """The smoke preset's overrides that train the taught tiny policy in seconds: one group a step, replies of a
-    few tokens, one browser. `extra` adds or replaces settings (dotted keys as keyword names are not Python, so
+    """The smoke preset's overrides that train the taught tiny policy in seconds: one group a step in one
+    micro-batch, replies of a few tokens, one browser. `extra` adds or replaces settings (dotted keys as keyword names are not Python, so
     pass them through a dict: `**{"training.learning_rate": 1e-2}`)."""
     return {
         "run_dir": str(run_dir),
@@ -223,6 +223,9 @@ def tiny_smoke_overrides(run_dir: Path, steps: int, generations: int, **extra: o
         "training.steps": steps,
         "training.num_generations": generations,
         "training.per_device_batch_size": generations,
+        "training.gradient_accumulation_steps": 1,
+        "training.warm_start_examples": 0,
+        "training.prompt": "full",
         "training.max_completion_length": 8,
         "render.browsers": 1,
         **extra,
@@ -244,5 +247,8 @@ def tiny_smoke_cli(run_dir: Path, steps: int, generations: int, *extra: str) -> 
         f"training.model={tiny_sketcher()}",
         f"training.num_generations={generations}",
         f"training.per_device_batch_size={generations}",
+        "training.gradient_accumulation_steps=1",
+        "training.warm_start_examples=0",
+        "training.prompt=full",
         "training.max_completion_length=8",
     ]

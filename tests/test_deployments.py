@@ -162,6 +162,9 @@ def smoke_overrides(run_dir: Path) -> dict:
         "training.num_generations": 2,
         "training.gradient_accumulation_steps": 1,
         "training.per_device_batch_size": 2,
+        # The tiny policy paints already (taught on the full prompt); the preset's warm start is SmolLM2's.
+        "training.prompt": "full",
+        "training.warm_start_examples": 0,
         "render.browsers": 1,
     }
 

@@ -26,6 +26,8 @@ def train_two_steps(run_dir, **judge) -> list[dict]:
         "training.steps": 2,
         "training.num_generations": GENERATIONS,
         "training.per_device_batch_size": GENERATIONS,
+        "training.gradient_accumulation_steps": 1,
+        "training.prompt": "full",
         "training.max_completion_length": 8,
         "training.learning_rate": 1e-2,
         "render.browsers": 1,

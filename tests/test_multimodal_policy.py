@@ -67,6 +67,8 @@ def trained(folder, tmp_path_factory):
         "training.steps": STEPS,
         "training.num_generations": GENERATIONS,
         "training.per_device_batch_size": GENERATIONS,
+        "training.gradient_accumulation_steps": 1,
+        "training.prompt": "full",
         "training.max_completion_length": 8,
         "training.learning_rate": 1e-2,
     }

@@ -175,3 +175,36 @@ def test_grpo_starts_from_the_warm_start_adapter_as_its_trainable_lora(warm_star
     by_key = {name.replace(".default", ""): p for name, p in trainable.items()}
     assert set(saved) <= set(by_key)
     assert all(torch.equal(by_key[key].detach(), tensor) for key, tensor in saved.items())
+
+
+@pytest.mark.slow
+def test_the_warm_start_a_preset_asks_for_is_made_once_and_reused_from_the_cache(tmp_path, monkeypatch):
+    from watercolour.demo_run import WARM_STARTS, cached_warm_start, describe_warm_start, warm_start_key
+
+    monkeypatch.setenv("WATERCOLOUR_CACHE", str(tmp_path / "cache"))
+    overrides = {
+        "run_dir": str(tmp_path / "run"),
+        "training.model": str(tiny_sketcher()),
+        "training.max_completion_length": 400,
+        "training.lora_r": 8,
+        "training.warm_start_examples": 2,
+    }
+    config = load_config("smoke", overrides)
+    adapter, report, reused = cached_warm_start(config)
+    assert not reused and report.examples == 2 and report.optimizer_steps == 4  # the demo's two epochs
+    assert (adapter / "adapter_config.json").is_file() and report.adapter_dir == str(adapter)
+    assert adapter.parent == tmp_path / "cache" / WARM_STARTS / warm_start_key(config)
+    # Only the finished warm start is left in the cache: no scratch folder, no SFT trainer output.
+    assert [path.name for path in (tmp_path / "cache" / WARM_STARTS).iterdir()] == [adapter.parent.name]
+    assert sorted(path.name for path in adapter.parent.iterdir()) == ["adapter", REPORT_FILE]
+    assert "made and kept in" in describe_warm_start(adapter, report, reused)
+
+    made = (adapter / "adapter_model.safetensors").stat().st_mtime_ns
+    again, report_again, reused_again = cached_warm_start(config)
+    assert (again, reused_again) == (adapter, True) and report_again == report
+    assert (adapter / "adapter_model.safetensors").stat().st_mtime_ns == made  # not trained again
+    assert "reused from" in describe_warm_start(again, report_again, reused_again)
+    # Another setting of what the warm start teaches is another warm start; a GRPO-only setting is not.
+    more = load_config("smoke", {**overrides, "training.warm_start_examples": 3})
+    longer = load_config("smoke", {**overrides, "training.steps": 9, "training.num_generations": 2})
+    assert warm_start_key(more) != warm_start_key(config) == warm_start_key(longer)

@@ -152,6 +152,13 @@ class TrainingSettings(BaseModel):
         "whenever the decode step is compiled.",
     )
     start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
+    warm_start_examples: int = Field(
+        default=0,
+        ge=0,
+        description="Before GRPO, SFT the LoRA on this many of the demo's compact sketches (two epochs) and start "
+        "from that adapter, unless start_adapter is set. Made once per machine and setting, then reused from the "
+        "warm-start cache ($WATERCOLOUR_CACHE, else ~/.cache/watercolour). 0 = no warm start.",
+    )
     seed: int = Field(default=0, description="Seeds LoRA initialisation, sampling and data order (with resume).")
     project: str = Field(
         default="watercolour", description="trackio project the run logs to (the run is named after its directory)."

@@ -464,6 +464,20 @@ def pin_pool_revision(config: RunConfig, started: Path | None) -> RunConfig:
     return config.model_copy(update={"pool_revision": found})
 
 
+def with_warm_start(config: RunConfig, processes: Any, echo: Echo) -> RunConfig:
+    """The configuration starting from the demo's warm start (`training.warm_start_examples`): the main process
+    makes it or finds it in the cache, the others wait and take the same folder."""
+    from watercolour.demo_run import cached_warm_start, describe_warm_start
+
+    if processes.is_main_process:
+        adapter, report, reused = cached_warm_start(config)
+        tell(echo, describe_warm_start(adapter, report, reused))
+    processes.wait_for_everyone()
+    if not processes.is_main_process:
+        adapter, _, _ = cached_warm_start(config)
+    return config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
+
+
 def train(
     config: RunConfig,
     resume: bool = False,
@@ -488,6 +502,8 @@ def train(
         from watercolour.warmstart import repaint_warm_start
 
         config = repaint_warm_start(config, run_dir)
+    elif config.training.warm_start_examples and config.training.start_adapter is None:
+        config = with_warm_start(config, processes, echo)
     if processes.is_main_process:
         forget_steps_after(run_dir, checkpoint)
         config.save(run_dir / "config.yaml")

@@ -3,7 +3,7 @@
 1. Render the bundled seed pool and write a gallery of it (`OUT/pool-gallery/`): the smallest end-to-end check
    that the renderer works on this machine, with a table of coverage, render time and throughput.
 2. Learn: the `demo` preset's warm start then GRPO (`watercolour.demo_run`) into `OUT/learn/`, resuming if it was
-   interrupted; with `--smoke`, only the `smoke` preset's few GRPO steps from the untuned policy, into
+   interrupted; with `--smoke`, only the `smoke` preset's few GRPO steps from its cached warm start, into
    `OUT/smoke/`. Either way it ends with the learning summary (first and last step, the slope and its t-statistic)
    and the reward curve as `curve.svg`.
 
@@ -31,8 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="Only the smoke preset's 3 GRPO steps from the untuned policy (minutes; proves the plumbing, learns "
-        "nothing) instead of the demo preset's warm start and GRPO run (about 20 minutes on 2 cores).",
+        help="Only the smoke preset's 3 GRPO steps from its warm start, made once and then cached (minutes; "
+        "proves the plumbing and paints, learns little) instead of the demo preset's warm start and GRPO run "
+        "(about 20 minutes on 2 cores).",
     )
     parser.add_argument(
         "--set",
