@@ -6,6 +6,8 @@
 #                                    worker whose environment changed is restarted, unless runs are in flight)
 #   scripts/prefect-local.sh down    stop the worker and the server this script started, and wait until both are gone
 #   scripts/prefect-local.sh env     print the exports that point a shell at this server and this checkout's prefect
+#   scripts/prefect-local.sh logs RUN [--level L]
+#                                    a flow run's log (id or name), each line with the task that wrote it
 #
 # Settings (environment): PREFECT_LOCAL_PORT (4200), PREFECT_HOME (.prefect/ in the repo, gitignored),
 # WATERCOLOUR_JUDGE_LIMIT (4: judge-bound rollouts in flight across all runs).
@@ -137,5 +139,6 @@ case "${1:-up}" in
   up) up ;;
   down) down ;;
   env) env_exports ;;
-  *) echo "usage: $0 [up|down|env]" >&2; exit 2 ;;
+  logs) shift; "$BIN/python" -m tasks.run_log "$@" ;;
+  *) echo "usage: $0 [up|down|env|logs RUN]" >&2; exit 2 ;;
 esac

@@ -44,9 +44,9 @@ class LocalPrefect:
             "HF_HUB_OFFLINE": "1",
         }
 
-    def script(self, action: str) -> subprocess.CompletedProcess:
+    def script(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [str(ROOT / "scripts" / "prefect-local.sh"), action],
+            [str(ROOT / "scripts" / "prefect-local.sh"), *args],
             env=self.env,
             cwd=ROOT,
             capture_output=True,
@@ -228,6 +228,21 @@ def test_two_runs_of_a_deployment_train_in_two_directories_and_log_every_step(lo
     assert not hooks
     worker = (Path(local_prefect.env["PREFECT_HOME"]) / "worker.log").read_text()
     assert "FutureWarning" not in worker and "it/s]" not in worker, worker[-3000:]
+    # `logs` says who speaks: the flow's own lines, and each task's, by the task run's name.
+    printed = local_prefect.script("logs", runs[second])
+    assert printed.returncode == 0, printed.stderr
+    lines = [line.split(" | ", 3) for line in printed.stdout.splitlines()]  # when, level, who, message
+    said = [(who.strip(), message) for _, _, who, message in lines]
+    assert any(who == "flow" and message.startswith("starting a new run in") for who, message in said), said
+    steps = [
+        message.split(" |")[0]
+        for who, message in said
+        if who.startswith("grpo_train-") and message.startswith("step ")
+    ]
+    assert steps == ["step 1/2", "step 2/2"], said
+    assert any(who.startswith("load_reference_pool-") and "Finished in state" in message for who, message in said)
+    missing = local_prefect.script("logs", "no-such-run")
+    assert missing.returncode == 1 and "no flow run is named 'no-such-run'" in missing.stderr
 
 
 @pytest.mark.browser

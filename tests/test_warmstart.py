@@ -4,6 +4,7 @@ adapter it writes loads back whole, and GRPO starts from it as its trainable LoR
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from models import DATA_DIR, tiny_sketcher
@@ -208,3 +209,42 @@ def test_the_warm_start_a_preset_asks_for_is_made_once_and_reused_from_the_cache
     more = load_config("smoke", {**overrides, "training.warm_start_examples": 3})
     longer = load_config("smoke", {**overrides, "training.steps": 9, "training.num_generations": 2})
     assert warm_start_key(more) != warm_start_key(config) == warm_start_key(longer)
+
+
+@pytest.mark.slow
+def test_the_train_flows_warm_start_task_makes_it_once_and_says_so(prefect_server, tmp_path, monkeypatch):
+    from prefect import flow
+
+    from tasks.run_log import run_log_lines
+    from tasks.training import warm_start_policy
+
+    monkeypatch.setenv("WATERCOLOUR_CACHE", str(tmp_path / "cache"))
+    config = load_config(
+        "smoke",
+        {
+            "run_dir": str(tmp_path / "run"),
+            "training.model": str(tiny_sketcher()),
+            "training.max_completion_length": 400,
+            "training.lora_r": 8,
+            "training.warm_start_examples": 2,
+        },
+    )
+
+    @flow
+    def starts() -> list:
+        return [warm_start_policy(config, tmp_path / "run") for _ in range(2)]
+
+    state = starts(return_state=True)
+    first, second = state.result()
+    adapter = first.training.start_adapter
+    assert adapter is not None and (adapter / "adapter_config.json").is_file()
+    assert str(adapter).startswith(str(tmp_path / "cache")) and second.training.start_adapter == adapter
+    # The run's log, as `scripts/prefect-local.sh logs` prints it (shipped in batches, so it may lag the state).
+    deadline = time.monotonic() + 30
+    while True:
+        said = [line for line in run_log_lines(str(state.state_details.flow_run_id)) if "| warm start" in line]
+        if len(said) == 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert len(said) == 2 and all(line.split(" | ")[2].startswith("warm_start_policy-") for line in said), said
+    assert "warm start made and kept in" in said[0] and "warm start reused from" in said[1], said

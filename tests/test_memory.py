@@ -1,0 +1,70 @@
+"""A short CPU training run stays inside its memory: `python -m bench.memory --bound-gb` around one smoke step,
+the smoke preset's first run as a newcomer meets it (its warm start made, then one GRPO step that paints).
+
+The run is measured in its own process tree (bench/memory.py samples the child and its browsers), so what the test
+session holds does not count."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+
+# The smoke preset's first run of one step (SmolLM2-135M: its warm start, then four rollouts of up to 400 tokens,
+# one rollout per micro-batch with gradient checkpointing) peaked at SMOKE_MEASURED_GB in its largest process on
+# the 2-core box; four rollouts a micro-batch had reached 9.55 GB. The bound leaves room for allocator noise, not
+# for a return to that.
+SMOKE_MEASURED_GB = 3.04
+SMOKE_BOUND_GB = 4.5
+REPO = Path(__file__).resolve().parents[1]
+
+
+def bench_memory(tmp_path: Path, bound_gb: float, *command: str) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / "memory.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench.memory", "--json", str(out), "--bound-gb", str(bound_gb), "--", *command],
+        cwd=REPO,
+        env={**os.environ, "WATERCOLOUR_CACHE": str(tmp_path / "cache")},  # empty: the warm start is made
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    return completed, json.loads(out.read_text())
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(1600)
+def test_the_smoke_presets_first_step_paints_inside_its_memory_bound(tmp_path):
+    from watercolour.rollout_store import RolloutStore
+
+    run_dir = tmp_path / "run"
+    completed, result = bench_memory(
+        tmp_path, SMOKE_BOUND_GB, "train", "--preset", "smoke", "--steps", "1", "--run-dir", str(run_dir)
+    )
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    # The phases were told apart: the warm start was made, and the step generated, scored and updated inside the
+    # measured process.
+    assert {"warm start", "generate", "score", "update"} <= set(result["phases"]), result["phases"]
+    assert 0.5 < result["largest_process_gb"] <= SMOKE_BOUND_GB
+    assert "largest process" in completed.stdout
+    # The run started from the warm start it made in the (empty) cache, and its first step painted.
+    assert "warm start made and kept in" in completed.stderr
+    started = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert str(started["training"]["start_adapter"]).startswith(str(tmp_path / "cache" / "warm-starts"))
+    rows = RolloutStore(run_dir, 4).rows()
+    assert len(rows) == 4 and any(row["passed"] for row in rows), [row["violations"] for row in rows]
+
+
+def test_the_bound_fails_a_command_that_goes_past_it(tmp_path):
+    # Any Python process is larger than 10 MB: the check exits 1 and says by how much.
+    completed, result = bench_memory(tmp_path, 0.01, "--help")
+    assert completed.returncode == 1, completed.stdout
+    assert result["returncode"] == 0 and result["largest_process_gb"] > 0.01
+    assert f"the largest process reached {result['largest_process_gb']:.2f} GB, past 0.01 GB" in completed.stdout
