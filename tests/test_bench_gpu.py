@@ -197,3 +197,22 @@ def test_the_recipe_cell_scores_over_loopback_services_and_times_each_checkpoint
     assert len(scored) == 2 and all(row["passed"] == 2 and row["dead_letters"] == 0 for row in scored)
     assert {"aesthetic", "judge", "gate"} <= set(scored[0]["part_ms"])
     assert next(row["gated_delta_route"] for row in rows if "gated_delta_route" in row) == "torch"
+
+
+def test_the_routing_study_splits_the_bf16_error_by_whether_experts_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.gpu.moe_routing import measure, table
+
+    tiny = {
+        **shapes.SHAPES["qwen3.5-35b-a3b"],
+        **dict(hidden_size=64, num_hidden_layers=4, num_attention_heads=2, head_dim=32, vocab_size=1000),
+        **dict(linear_key_head_dim=16, linear_value_head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4),
+        **dict(moe_intermediate_size=32, shared_expert_intermediate_size=32, num_experts=16, num_experts_per_tok=4),
+    }
+    monkeypatch.setitem(shapes.SHAPES, "tiny-moe", tiny)
+    rows = measure("tiny-moe", batch=2, tokens=48, seed=0, device="cpu")
+    assert [row["variant"] for row in rows] == ["bf16", "bf16, routers in float32"]
+    for row in rows:
+        assert len(row["rerouted_share_per_layer"]) == 4  # every layer of the shape is an MoE layer
+        assert row["error_same_experts"]["n"] + row["error_rerouted"].get("n", 0) == row["tokens"] == 2 * 47
+        assert 0.0 <= row["rerouted_share"] <= 1.0 and row["error_all"]["mean"] > 0.0  # bf16 is not float32
+    assert "tokens rerouted" in table(rows)
