@@ -1,8 +1,10 @@
-"""A loopback Hugging Face Hub: the Space runtime and upload endpoints that `huggingface_hub.HfApi` calls.
+"""A loopback Hugging Face Hub: the Space runtime, repository and upload endpoints that `huggingface_hub.HfApi` calls.
 
 It runs on 127.0.0.1 on a free port, in a thread of the test process, so the real client code (its URL
-building, headers, response parsing, `wait_for_space` polling) runs against it. It records every call and
-every Space stage transition so tests can assert on what the client did, not on what we hoped it did.
+building, headers, response parsing, `wait_for_space` polling) runs against it; a subprocess reaches it through
+`HF_ENDPOINT` and `HF_TOKEN`. It records every call, every repository created (with its type and Space SDK) and
+every Space stage transition so tests can assert on what the client did, not on what we hoped it did. The token's
+owner is `user` (`whoami`); an `/api/` call without the token is answered 401, as the Hub answers a bad token.
 
 Stages advance on reads, not on wall time, so tests are deterministic: after a restart each
 `GET .../runtime` moves the Space one stage along BUILDING → APP_STARTING → RUNNING. A Space also serves
@@ -20,7 +22,10 @@ import time
 from dataclasses import dataclass, field
 
 import uvicorn
+import yaml
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse
+from huggingface_hub.constants import SPACES_SDK_TYPES
 
 
 BOOT_SEQUENCE = ["BUILDING", "APP_STARTING", "RUNNING"]
@@ -49,12 +54,17 @@ class Call:
 class HubLoopback:
     """`with HubLoopback() as hub:` serves the Hub on `hub.endpoint` until the block ends."""
 
-    def __init__(self, token: str = "hf_loopback_token") -> None:
+    def __init__(self, token: str = "hf_loopback_token", user: str = "me") -> None:
         self.token = token
+        self.user = user
         self.spaces: dict[str, Space] = {}
         self.calls: list[Call] = []
         self.transitions: list[tuple[str, str, str]] = []
         self.repos: dict[str, dict[str, bytes]] = {}
+        # What each `create_repo` asked for, as sent: type, sdk, private/visibility, hardware.
+        self.created: dict[str, dict] = {}
+        # Every README.md the Hub was asked to validate (before a commit holding one) and accepted.
+        self.validated_cards: list[str] = []
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -97,8 +107,6 @@ class HubLoopback:
             authorized = request.headers.get("authorization") == f"Bearer {self.token}"
             self.calls.append(Call(request.method, request.url.path, authorized))
             if request.url.path.startswith("/api/") and not authorized:
-                from fastapi.responses import JSONResponse
-
                 return JSONResponse({"error": "Invalid credentials in Authorization header"}, status_code=401)
             return await call_next(request)
 
@@ -147,12 +155,45 @@ class HubLoopback:
             space._health_polls += 1
             return {"loaded": space._health_polls > space.load_polls, "error": None}
 
+        @app.get("/api/whoami-v2")
+        def whoami() -> dict:
+            return {
+                "type": "user",
+                "name": self.user,
+                "fullname": self.user,
+                "orgs": [],
+                "auth": {"type": "access_token", "accessToken": {"displayName": "loopback", "role": "write"}},
+            }
+
+        @app.post("/api/validate-yaml")
+        async def validate_yaml(request: Request):
+            # What the Hub checks of a README.md before a commit holds it: the front matter is a YAML mapping, and
+            # a Space's names an SDK the Hub builds with.
+            body = await request.json()
+            content = body["content"]
+            front = content.split("---\n", 2)[1] if content.startswith("---\n") else ""
+            try:
+                card = yaml.safe_load(front) or {}
+            except yaml.YAMLError as problem:
+                card = f"invalid YAML in the front matter: {problem}"
+            if not isinstance(card, dict):
+                error = card if isinstance(card, str) else "the front matter is not a mapping"
+            elif body.get("repoType") == "space" and card.get("sdk") not in SPACES_SDK_TYPES:
+                error = f"a Space card's sdk must be one of {SPACES_SDK_TYPES}"
+            else:
+                self.validated_cards.append(content)
+                return {"errors": [], "warnings": []}
+            return JSONResponse({"errors": [{"message": error}], "warnings": []}, status_code=400)
+
         @app.post("/api/repos/create")
         async def create_repo(request: Request) -> dict:
             body = await request.json()
-            repo_id = f"{body.get('organization')}/{body['name']}"
+            # No organization: the Hub creates the repository in the token owner's namespace.
+            repo_id = f"{body.get('organization') or self.user}/{body['name']}"
+            self.created[repo_id] = {key: value for key, value in body.items() if key not in ("name", "organization")}
             self.repos.setdefault(repo_id, {})
-            return {"url": f"{self.endpoint}/{repo_id}"}
+            prefix = {"dataset": "datasets/", "space": "spaces/"}.get(body.get("type"), "")
+            return {"url": f"{self.endpoint}/{prefix}{repo_id}"}
 
         @app.post("/api/{kind}/{owner}/{name}/preupload/{revision}")
         async def preupload(kind: str, owner: str, name: str, revision: str, request: Request) -> dict:
