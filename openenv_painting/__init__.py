@@ -2,5 +2,6 @@
 
 Layout as OpenEnv's own environments: `models.py` (the wire types, shared by both ends), `client.py` (what a
 trainer imports; it never imports the server), `server/` (the environment over the scoring engine and the app),
-`Dockerfile` and `openenv.yaml` (a Hugging Face Docker Space). docs/openenv.md says how to run, deploy and load it.
+`Dockerfile`, `README.md` and `openenv.yaml` (a Hugging Face Docker Space, pushed as the directory `space_bundle.py`
+writes). docs/openenv.md says how to run, publish, deploy and load it.
 """
