@@ -149,7 +149,11 @@ def train(
             set_space_backstop(space)
         services = check_services(config, space)
         pool = load_reference_pool(config.pool_dir)
-        create_markdown_artifact(pool_card(pool, config.pool_dir), key=artifact_key(keys, "pool"))
+        create_markdown_artifact(
+            pool_card(pool, config.pool_dir),
+            key=artifact_key(keys, "pool"),
+            description="The reference pool of this run",
+        )
         if config.training.warm_start_examples and config.training.start_adapter is None and config.repaint is None:
             config = warm_start_policy(config, directory)
         training = grpo_train(config, directory, start, fan_out or FanOutSettings(), fail_at_step, return_state=True)
