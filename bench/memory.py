@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -161,6 +162,25 @@ def sample(root: psutil.Process) -> tuple[float, dict[str, float], float]:
     return main, owners, largest
 
 
+def stop_tree(root: psutil.Process, grace_s: float = 10.0) -> None:
+    """Terminate the measured process and its descendants; kill what is left after `grace_s`."""
+    try:
+        tree = [*root.children(recursive=True), root]
+    except psutil.Error:
+        return
+    for process in tree:
+        try:
+            process.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(tree, timeout=grace_s)
+    for process in alive:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+
+
 def measure(argv: list[str], interval_s: float = 0.1) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as scratch:
         marks_path = Path(scratch) / "marks"
@@ -171,12 +191,16 @@ def measure(argv: list[str], interval_s: float = 0.1) -> dict[str, Any]:
         child = subprocess.Popen([sys.executable, "-c", code], env=env)
         root = psutil.Process(child.pid)
         samples: list[tuple[float, float, dict[str, float], float]] = []
-        while child.poll() is None:
-            try:
-                samples.append((time.monotonic(), *sample(root)))
-            except psutil.Error:
-                pass
-            time.sleep(interval_s)
+        try:
+            while child.poll() is None:
+                try:
+                    samples.append((time.monotonic(), *sample(root)))
+                except psutil.Error:
+                    pass
+                time.sleep(interval_s)
+        finally:  # stopped (Ctrl-C, SIGTERM): the measured run and its browsers stop with it
+            if child.poll() is None:
+                stop_tree(root)
         marks = read_marks(marks_path)
     phases: dict[str, dict[str, float]] = {}
     last = started
@@ -223,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bound-gb", type=float, help="exit 1 when the largest process went past this")
     parser.add_argument("command", nargs="*", default=["demo"], help="watercolour's arguments (after --)")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `measure` stops the run it started
     result = measure(args.command)
     print(table(result), flush=True)
     if args.json:

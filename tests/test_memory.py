@@ -68,3 +68,28 @@ def test_the_bound_fails_a_command_that_goes_past_it(tmp_path):
     assert completed.returncode == 1, completed.stdout
     assert result["returncode"] == 0 and result["largest_process_gb"] > 0.01
     assert f"the largest process reached {result['largest_process_gb']:.2f} GB, past 0.01 GB" in completed.stdout
+
+
+@pytest.mark.browser
+def test_stopping_the_measurement_stops_the_run_it_measures(tmp_path):
+    import signal
+    import time
+
+    import psutil
+
+    bench = subprocess.Popen(
+        [sys.executable, "-m", "bench.memory", "--", "demo", "--pool-only", "--out", str(tmp_path / "out")],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    tree: list[psutil.Process] = []
+    while time.monotonic() < deadline and not any("chrom" in p.name() for p in tree):  # the run's browsers are up
+        time.sleep(0.2)
+        tree = psutil.Process(bench.pid).children(recursive=True)
+    assert tree, "the measured run never started"
+    bench.send_signal(signal.SIGTERM)
+    assert bench.wait(timeout=30) == 143
+    _, alive = psutil.wait_procs(tree, timeout=15)
+    assert not alive, [process.cmdline()[:3] for process in alive]
