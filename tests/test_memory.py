@@ -19,7 +19,8 @@ import yaml
 # The smoke preset's first run of one step (SmolLM2-135M: its warm start, then four rollouts of up to 400 tokens,
 # one rollout per micro-batch with gradient checkpointing) peaked at SMOKE_MEASURED_GB in its largest process on
 # the 2-core box; four rollouts a micro-batch had reached 9.55 GB. The bound leaves room for allocator noise, not
-# for a return to that.
+# for a return to that. Alone on 2 cores the run takes about 15 minutes, most of it the warm start's SFT (one torch
+# thread); beside other jobs it took 20 and more, hence the generous timeouts.
 SMOKE_MEASURED_GB = 3.04
 SMOKE_BOUND_GB = 4.5
 REPO = Path(__file__).resolve().parents[1]
@@ -33,14 +34,14 @@ def bench_memory(tmp_path: Path, bound_gb: float, *command: str) -> tuple[subpro
         env={**os.environ, "WATERCOLOUR_CACHE": str(tmp_path / "cache")},  # empty: the warm start is made
         capture_output=True,
         text=True,
-        timeout=1500,
+        timeout=2400,
     )
     return completed, json.loads(out.read_text())
 
 
 @pytest.mark.browser
 @pytest.mark.slow
-@pytest.mark.timeout(1600)
+@pytest.mark.timeout(2500)
 def test_the_smoke_presets_first_step_paints_inside_its_memory_bound(tmp_path):
     from watercolour.rollout_store import RolloutStore
 
