@@ -19,8 +19,8 @@ import yaml
 # The smoke preset's first run of one step (SmolLM2-135M: its warm start, then four rollouts of up to 400 tokens,
 # one rollout per micro-batch with gradient checkpointing) peaked at SMOKE_MEASURED_GB in its largest process on
 # the 2-core box; four rollouts a micro-batch had reached 9.55 GB. The bound leaves room for allocator noise, not
-# for a return to that. Alone on 2 cores the run takes about 15 minutes, most of it the warm start's SFT (one torch
-# thread); beside other jobs it took 20 and more, hence the generous timeouts.
+# for a return to that. Most of the run is the warm start's SFT on one torch thread: beside other jobs on 2 cores
+# the whole run took 16 and over 20 minutes, hence the generous timeouts.
 SMOKE_MEASURED_GB = 3.04
 SMOKE_BOUND_GB = 4.5
 REPO = Path(__file__).resolve().parents[1]
