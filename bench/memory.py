@@ -38,6 +38,7 @@ GB = 1e9
 PHASES = (
     ("watercolour.commands.demo", "render_pool_gallery", "pool gallery"),
     ("watercolour.demo_run", "warm_start", "warm start"),
+    ("watercolour.warm_start_cache", "warm_start", "warm start"),
     ("watercolour.trainer", "TimedGRPOTrainer.training_step", "update"),
     ("watercolour.trainer", "TimedGRPOTrainer._generate", "generate"),
     ("watercolour.trainer", "TimedGRPOTrainer._calculate_rewards", "score"),

@@ -66,7 +66,7 @@ def warm_start_policy(config: RunConfig, run_dir: Path) -> RunConfig:
     """The configuration starting from the demo's warm start the preset asks for (`training.warm_start_examples`),
     made on the first run of a setting and reused from the warm-start cache after that."""
     use_run_environment(Path(run_dir))  # before TRL's import: trackio reads its directory once
-    from watercolour.demo_run import cached_warm_start, describe_warm_start
+    from watercolour.warm_start_cache import cached_warm_start, describe_warm_start
 
     adapter, report, reused = cached_warm_start(config)
     get_run_logger().info(describe_warm_start(adapter, report, reused))

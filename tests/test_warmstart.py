@@ -180,7 +180,7 @@ def test_grpo_starts_from_the_warm_start_adapter_as_its_trainable_lora(warm_star
 
 @pytest.mark.slow
 def test_the_warm_start_a_preset_asks_for_is_made_once_and_reused_from_the_cache(tmp_path, monkeypatch):
-    from watercolour.demo_run import WARM_STARTS, cached_warm_start, describe_warm_start, warm_start_key
+    from watercolour.warm_start_cache import WARM_STARTS, cached_warm_start, describe_warm_start, warm_start_key
 
     monkeypatch.setenv("WATERCOLOUR_CACHE", str(tmp_path / "cache"))
     overrides = {

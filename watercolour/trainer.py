@@ -467,7 +467,7 @@ def pin_pool_revision(config: RunConfig, started: Path | None) -> RunConfig:
 def with_warm_start(config: RunConfig, processes: Any, echo: Echo) -> RunConfig:
     """The configuration starting from the demo's warm start (`training.warm_start_examples`): the main process
     makes it or finds it in the cache, the others wait and take the same folder."""
-    from watercolour.demo_run import cached_warm_start, describe_warm_start
+    from watercolour.warm_start_cache import cached_warm_start, describe_warm_start
 
     if processes.is_main_process:
         adapter, report, reused = cached_warm_start(config)
