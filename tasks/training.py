@@ -67,10 +67,11 @@ def warm_start_policy(config: RunConfig, run_dir: Path) -> RunConfig:
     made on the first run of a setting and reused from the warm-start cache after that."""
     use_run_environment(Path(run_dir))  # before TRL's import: trackio reads its directory once
     from watercolour.warm_start_cache import cached_warm_start, describe_warm_start
+    from watercolour.warmstart import starting_from
 
     adapter, report, reused = cached_warm_start(config)
     get_run_logger().info(describe_warm_start(adapter, report, reused))
-    return config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
+    return starting_from(config, adapter)
 
 
 # log_prints off: the libraries under the trainer print to stdout (trackio's banner with terminal colour codes, a

@@ -25,7 +25,7 @@ from watercolour.warm_start_cache import (
     DEMO_PRESET,
     DEMO_STYLE,
 )
-from watercolour.warmstart import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, warm_start
+from watercolour.warmstart import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, starting_from, warm_start
 
 
 SUMMARY_FILE = "summary.json"
@@ -68,7 +68,7 @@ def run_demo(
             neighbours=neighbours,
             colour_blind=colour_blind,
         )
-    config = config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
+    config = starting_from(config, adapter)
 
     # ---- GRPO from the warm-start adapter
     from watercolour.trainer import train

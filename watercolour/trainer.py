@@ -468,6 +468,7 @@ def with_warm_start(config: RunConfig, processes: Any, echo: Echo) -> RunConfig:
     """The configuration starting from the demo's warm start (`training.warm_start_examples`): the main process
     makes it or finds it in the cache, the others wait and take the same folder."""
     from watercolour.warm_start_cache import cached_warm_start, describe_warm_start
+    from watercolour.warmstart import starting_from
 
     if processes.is_main_process:
         adapter, report, reused = cached_warm_start(config)
@@ -475,7 +476,7 @@ def with_warm_start(config: RunConfig, processes: Any, echo: Echo) -> RunConfig:
     processes.wait_for_everyone()
     if not processes.is_main_process:
         adapter, _, _ = cached_warm_start(config)
-    return config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
+    return starting_from(config, adapter)
 
 
 def train(

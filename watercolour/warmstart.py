@@ -263,10 +263,15 @@ def warm_start(
     return report
 
 
+def starting_from(config: RunConfig, adapter: Path) -> RunConfig:
+    """The configuration with GRPO starting from `adapter` (`training.start_adapter`)."""
+    return config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
+
+
 def repaint_warm_start(config: RunConfig, run_dir: Path) -> RunConfig:
     """The configuration with `training.start_adapter` set to the run's repaint warm start, made once and reused."""
     assert config.repaint is not None
     adapter = run_dir / WARMSTART_DIR / ADAPTER_DIR
     if not (run_dir / WARMSTART_DIR / REPORT_FILE).is_file():
         warm_start(config, run_dir, examples=config.repaint.warm_start_examples, epochs=2.0, style="compact")
-    return config.model_copy(update={"training": config.training.model_copy(update={"start_adapter": adapter})})
+    return starting_from(config, adapter)
