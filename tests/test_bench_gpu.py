@@ -216,3 +216,34 @@ def test_the_routing_study_splits_the_bf16_error_by_whether_experts_changed(monk
         assert row["error_same_experts"]["n"] + row["error_rerouted"].get("n", 0) == row["tokens"] == 2 * 47
         assert 0.0 <= row["rerouted_share"] <= 1.0 and row["error_all"]["mean"] > 0.0  # bf16 is not float32
     assert "tokens rerouted" in table(rows)
+
+
+@pytest.mark.timeout(600)
+def test_the_check_on_an_moe_policy_reports_the_tokens_routed_as_float32(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On CPU every path runs in float32, so every token is routed as the reference routed it and is stable."""
+    monkeypatch.setitem(shapes.SHAPES, "tiny-moe", TINY_MOE)
+    main(["--shapes", "tiny-moe", "--generations", "2", "--max-len", "6", "--micro-batch", "1", "--paths", "fast"])
+    rows = [json.loads(line) for line in (Path("bench-gpu-out") / "bench_gpu.jsonl").read_text().splitlines()]
+    check = next(row["check"] for row in rows if "check" in row)
+    routing = check["routing"]
+    assert routing["moe_layers"] == 4
+    assert set(routing["routed_as_fp32_share"]) == {"slow", "attached_fla", "merged_reference", "merged_fla"}
+    assert all(share == 1.0 for share in routing["routed_as_fp32_share"].values())
+    assert routing["stable_tokens"] == check["tokens_compared"]
+    assert routing["logprobs_pass_stable"] and check["logprobs_pass"]
+
+
+def test_a_token_is_unstable_when_any_layer_routed_the_position_predicting_it_elsewhere() -> None:
+    import torch
+
+    from bench.gpu.checks import routed_as_float32
+
+    routers, rows, positions, length, top_k = 2, 2, 5, 3, 2
+    # Hook records as the forward makes them: one row per call (micro-batch 1), every router in turn.
+    exact = [torch.zeros(positions, top_k, dtype=torch.long) for _ in range(rows * routers)]
+    path = [t.clone() for t in exact]
+    path[1 * routers + 1][1, 0] = 7  # row 1, the second router, position 1: the logits of completion token 0
+    path[0 * routers + 0][0, 1] = 7  # row 0, the first router, a prompt position that predicts no completion token
+    agree, stable = routed_as_float32({"slow": path}, exact, routers, rows, positions, length)
+    assert stable.tolist() == [[True, True, True], [False, True, True]]
+    assert agree["slow"].tolist() == stable.tolist()

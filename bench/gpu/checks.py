@@ -10,6 +10,12 @@
   computed before and after that compiled rollout: the compiled graphs and the static cache must leave the
   training forward untouched. (At a step's first pass the loss's value is the advantages' token-weighted mean,
   whatever the forward gives; the log-probs are what its gradient depends on, so both are compared.)
+- Routing (MoE policies): with random weights most tokens are routed to other experts in bf16 than in float32,
+  and every change of rounding reroutes another subset (`bench.gpu.moe_routing`), so the error against float32
+  measures routing luck more than the path. The same rule is therefore also applied to the tokens that are stable
+  under bf16 rounding: those whose every MoE layer picked float32's experts in the loss's forward and in each
+  teacher-forced lever (four bf16 computations that round differently). The fast decode's own routing is not
+  observed (its step is compiled); where it rerouted such a token, its error there counts against it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
+from bench.gpu.moe_routing import top_k_sets
 from watercolour.linear_attention import as_in_training
 
 
@@ -99,16 +106,57 @@ def decode(trainer: Any, inputs: dict[str, Any], config: Any) -> tuple[Any, Any]
     return completion, logps
 
 
-def scored(trainer: Any, model: Any, ids: Any, mask: Any, length: int, reference: bool) -> Any:
+def scored(
+    trainer: Any, model: Any, ids: Any, mask: Any, length: int, reference: bool, routes: list | None = None
+) -> Any:
     """Teacher-forced log-probs of the last `length` tokens, no cache, no compilation; with `reference`, the Gated
-    DeltaNet layers take the update's route (transformers' torch reference where routed), else fla where present."""
+    DeltaNet layers take the update's route (transformers' torch reference where routed), else fla where present.
+    With `routes` (a list), each MoE router's expert choices are appended to it in call order."""
     import torch
 
-    with torch.no_grad(), as_in_training() if reference else nullcontext():
-        logps, _, _ = trainer._get_per_token_logps_and_entropies(
-            model, ids, mask, length, batch_size=trainer.args.per_device_train_batch_size
-        )
+    seen, handles = top_k_sets(model) if routes is not None else ([], [])
+    try:
+        with torch.no_grad(), as_in_training() if reference else nullcontext():
+            logps, _, _ = trainer._get_per_token_logps_and_entropies(
+                model, ids, mask, length, batch_size=trainer.args.per_device_train_batch_size
+            )
+    finally:
+        for handle in handles:
+            handle.remove()
+    if routes is not None:
+        routes.extend(seen)
     return logps.float()
+
+
+def expert_choices(seen: list[Any], routers: int, rows: int, positions: int) -> Any:
+    """(routers, rows, positions, top_k) from the hooks' per-call records: chunks of rows, each layer in turn."""
+    import torch
+
+    calls = len(seen) // routers
+    per_layer = [
+        torch.cat([seen[c * routers + layer].view(-1, positions, seen[0].shape[-1]) for c in range(calls)])
+        for layer in range(routers)
+    ]
+    choices = torch.stack(per_layer)
+    assert choices.shape[1] == rows, (choices.shape, rows)
+    return choices
+
+
+def routed_as_float32(
+    paths: dict[str, list], exact: list, routers: int, rows: int, positions: int, length: int
+) -> tuple[dict[str, Any], Any]:
+    """Per path, which completion tokens had float32's experts in every MoE layer at the position predicting them
+    (rows, length); and their conjunction over the paths."""
+    import torch
+
+    reference = expert_choices(exact, routers, rows, positions)
+    agree = {
+        name: (expert_choices(seen, routers, rows, positions) == reference).all(dim=-1).all(dim=0)
+        for name, seen in paths.items()
+    }
+    # The logits of completion token i come from position positions - length - 1 + i.
+    agree = {name: a[:, positions - length - 1 : positions - 1] for name, a in agree.items()}
+    return agree, torch.stack(list(agree.values())).all(dim=0)
 
 
 def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
@@ -136,15 +184,24 @@ def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
 
     full_ids, full_mask, keep = teacher_forced(completion)
     length = completion.shape[1]
-    slow = scored(trainer, trainer.model, full_ids, full_mask, length, reference=True)
-    exact = scored(trainer, reference, full_ids, full_mask, length, reference=True)[keep]
+    routers = sum(type(m).__name__.endswith("TopKRouter") for m in trainer.model.modules())
+    routes: dict[str, list] = {
+        name: [] for name in ("exact", "slow", "attached_fla", "merged_reference", "merged_fla")
+    }
+    slow = scored(trainer, trainer.model, full_ids, full_mask, length, reference=True, routes=routes["slow"])
+    exact_all = scored(trainer, reference, full_ids, full_mask, length, reference=True, routes=routes["exact"])
+    exact = exact_all[keep]
     # Each lever of the fast path alone, teacher-forced on the fast path's tokens (so against the same `exact`):
     # the Gated DeltaNet layers through fla's chunked kernel instead of the reference, and the LoRA merged into the
     # bf16 weights (with either kernel). The decode adds fla's recurrent kernel, the cache and (fast) compilation.
-    levers = {"attached_fla": scored(trainer, trainer.model, full_ids, full_mask, length, reference=False)}
+    levers = {
+        "attached_fla": scored(
+            trainer, trainer.model, full_ids, full_mask, length, reference=False, routes=routes["attached_fla"]
+        )
+    }
     with generating(trainer) as merged:
-        levers["merged_reference"] = scored(trainer, merged, full_ids, full_mask, length, reference=True)
-        levers["merged_fla"] = scored(trainer, merged, full_ids, full_mask, length, reference=False)
+        for name, route in (("merged_reference", True), ("merged_fla", False)):
+            levers[name] = scored(trainer, merged, full_ids, full_mask, length, reference=route, routes=routes[name])
     eager_ids, eager_mask, eager_keep = teacher_forced(eager_completion)
     eager_exact = scored(trainer, reference, eager_ids, eager_mask, eager_completion.shape[1], reference=True)
     del reference
@@ -154,6 +211,23 @@ def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
     train_mask = batch["completion_mask"].bool()
     drift = float((logps_after - logps_before).abs()[train_mask].max())
     fast_stats, slow_stats = error_stats(fast_error), error_stats(slow_error)
+    routing: dict[str, Any] = {}
+    if routers:
+        exact_routes = routes.pop("exact")
+        rows, positions = full_ids.shape
+        agree, stable = routed_as_float32(routes, exact_routes, routers, rows, positions, length)
+        stable = stable & keep
+        on_stable = {"fast": (fast - exact_all).abs()[stable], "slow": (slow - exact_all).abs()[stable]}
+        on_stable |= {name: (logps - exact_all).abs()[stable] for name, logps in levers.items()}
+        stable_stats = {name: error_stats(error) for name, error in on_stable.items() if error.numel()}
+        routing = {
+            "moe_layers": routers,
+            "routed_as_fp32_share": {name: round(float(a[keep].float().mean()), 4) for name, a in agree.items()},
+            "stable_tokens": int(stable.sum()),
+            "stable_vs_fp32": stable_stats,
+            "logprobs_pass_stable": bool(stable.any())
+            and all(stable_stats["fast"][k] <= SLACK * stable_stats["slow"][k] + FLOOR for k in ("mean", "p99")),
+        }
     return {
         "tokens_compared": int(keep.sum()),
         "mean_logprob": round(float(exact.mean()), 3),
@@ -165,6 +239,7 @@ def logprob_check(trainer: Any, generations: int) -> dict[str, Any]:
             "eager_decode": error_stats((eager[eager_keep] - eager_exact[eager_keep]).abs()),
         },
         "logprobs_pass": all(fast_stats[k] <= SLACK * slow_stats[k] + FLOOR for k in ("mean", "p99")),
+        **({"routing": routing} if routing else {}),
         "loss_before": loss_before,
         "loss_after": loss_after,
         "train_logprob_max_drift": drift,
