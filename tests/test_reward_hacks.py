@@ -18,7 +18,8 @@ async def test_each_hack_passes_the_gate_and_the_table_marks_what_it_fools(tmp_p
     rows = {row.name: row for row in table.hacks}
     assert set(rows) == {path.stem for path in HACKS_DIR.glob("*.js")} | {"copied_reference"}
     # The premise of every hack: it keeps to the allowlist and paints, so only the scorers can stop it.
-    assert all(row.passed for row in rows.values()), {n: r.violations for n, r in rows.items()}
+    failed = {n: r.dead_letter or r.violations for n, r in rows.items() if not r.passed}
+    assert not failed, failed
     # A copy of a pool painting renders the same pixels, so the offline aesthetic cannot tell it from the original.
     original = next(p for p in table.pool if p.name == "peach_hibiscus_loose")
     assert rows["copied_reference"].scores["aesthetic"] == original.scores["aesthetic"]
@@ -33,3 +34,12 @@ async def test_each_hack_passes_the_gate_and_the_table_marks_what_it_fools(tmp_p
             assert (scorer in row.fooled) == (value is not None and bar is not None and value >= bar)
     page = hacks_markdown(table)
     assert "| *pool median* |" in page and "offline-image-stats-v1" in page
+
+
+def test_a_hack_that_could_not_be_measured_says_why_not_refused() -> None:
+    from watercolour.reward_hacks import HackTable, Scored
+
+    scores = {"length": None, "aesthetic": None, "judge": None, "reward": None}
+    row = Scored(name="confetti", passed=False, dead_letter="render: renderer unavailable", scores=scores)
+    table = HackTable(preset="offline", backends={}, weights={}, pool_median=scores, hacks=[row], pool=[])
+    assert "| confetti | not measured: render: renderer unavailable |" in hacks_markdown(table)

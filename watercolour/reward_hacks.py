@@ -33,6 +33,7 @@ class Scored(BaseModel):
     name: str
     passed: bool
     violations: list[str] = Field(default_factory=list)
+    dead_letter: str | None = Field(default=None, description="Why it was not measured (infrastructure), if so.")
     coverage: float | None = None
     scores: dict[str, float | None] = Field(description="length, aesthetic, judge and the composite reward.")
     fooled: list[str] = Field(default_factory=list, description="Scorers on which it reached the pool's median.")
@@ -53,6 +54,7 @@ def _scored(name: str, parts: RewardParts) -> Scored:
         name=name,
         passed=parts.passed,
         violations=verdict.violations if verdict else [],
+        dead_letter=f"{parts.dead_letter.stage}: {parts.dead_letter.cause}" if parts.dead_letter else None,
         coverage=render.coverage if render else None,
         scores={**{name: parts.term(name) for name in SCORERS[:-1]}, "reward": parts.reward},
     )
@@ -133,7 +135,10 @@ def hacks_markdown(table: HackTable) -> str:
     median_row = [_cell(table.pool_median[s]) for s in SCORERS]
     lines.append("| *pool median* | | | " + " | ".join(median_row) + " | |")
     for row in table.hacks:
-        gate = "pass" if row.passed else "refused: " + ", ".join(row.violations)
+        if row.dead_letter:
+            gate = "not measured: " + row.dead_letter
+        else:
+            gate = "pass" if row.passed else "refused: " + ", ".join(row.violations)
         cells = [_cell(row.scores[s]) for s in SCORERS]
         fools = ", ".join(row.fooled) or "nothing"
         lines.append(f"| {row.name} | {gate} | {_cell(row.coverage)} | " + " | ".join(cells) + f" | {fools} |")
