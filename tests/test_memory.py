@@ -71,6 +71,14 @@ def test_the_bound_fails_a_command_that_goes_past_it(tmp_path):
     assert f"the largest process reached {result['largest_process_gb']:.2f} GB, past 0.01 GB" in completed.stdout
 
 
+def test_a_run_shorter_than_one_sample_still_has_its_peak():
+    # One sample at most, taken as the process starts: the peak comes from the kernel's count once it is reaped.
+    from bench.memory import measure
+
+    result = measure(["--help"], interval_s=3.0)
+    assert result["returncode"] == 0 and result["largest_process_gb"] > 0.01, result
+
+
 @pytest.mark.browser
 def test_stopping_the_measurement_stops_the_run_it_measures(tmp_path):
     import signal
