@@ -26,12 +26,12 @@ import numpy as np
 from PIL import Image
 
 from bench.baseline import PUBLISHED_FLAGS, render_sequentially
+from ground.records import RenderResult
 from renderers import BrowserPool
-from watercolour.records import RenderResult
 
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED_POOL = ROOT / "watercolour" / "pool" / "seed"
+SEED_POOL = ROOT / "ground" / "seed_pool"
 BUNDLED = Path(__file__).resolve().parent / "sketches"
 STEP_SIZE = 8
 

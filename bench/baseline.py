@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import time
 
+from ground.records import RenderResult
 from renderers.assets import LIBRARIES, library
 from renderers.page import Slot
 from renderers.pool import CHROMIUM, COMMON_FLAGS
-from watercolour.records import RenderResult
 
 
 PUBLISHED_FLAGS = ["--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]

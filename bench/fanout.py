@@ -23,7 +23,7 @@ from bench.table import seconds_table
 
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED_POOL = ROOT / "watercolour" / "pool" / "seed"
+SEED_POOL = ROOT / "ground" / "seed_pool"
 GROUP = 4
 STEP = 8
 
@@ -38,10 +38,10 @@ def measure(repeats: int) -> dict:
     from prefect.task_runners import ThreadPoolTaskRunner
     from prefect.testing.utilities import prefect_test_harness
 
-    from rewards.composite import CompositeReward
-    from rewards.engine_thread import close_engine_thread, engine_thread
+    from deployments.presets import load_config
+    from rewards.scoring.composite import CompositeReward
+    from rewards.scoring.engine_thread import close_engine_thread, engine_thread
     from tasks.fanout import FannedReward, StepState
-    from watercolour.config import load_config
 
     batch, prompts = completions(), ["a"] * GROUP + ["b"] * GROUP
     scratch = Path(tempfile.mkdtemp(prefix="bench-fanout-"))
@@ -57,7 +57,7 @@ def measure(repeats: int) -> dict:
         host = engine_thread()
         if run_dir not in direct_rewards:
             pool = host.run(host.browser_pool(config_for(run_dir).render))
-            direct_rewards[run_dir] = CompositeReward(config_for(run_dir), run_dir, pool=pool)
+            direct_rewards[run_dir] = CompositeReward(config_for(run_dir).scoring, run_dir, pool=pool)
         return host.run(direct_rewards[run_dir](prompts, batch, trainer_state=StepState(0)))
 
     @flow

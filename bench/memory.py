@@ -37,14 +37,14 @@ GB = 1e9
 # "generate", what is left of the step is "update".
 PHASES = (
     ("watercolour.commands.demo", "render_pool_gallery", "pool gallery"),
-    ("watercolour.demo_run", "warm_start", "warm start"),
-    ("watercolour.warm_start_cache", "warm_start", "warm start"),
-    ("watercolour.trainer", "TimedGRPOTrainer.training_step", "update"),
-    ("watercolour.trainer", "TimedGRPOTrainer._generate", "generate"),
-    ("watercolour.trainer", "TimedGRPOTrainer._calculate_rewards", "score"),
+    ("watercolour.training.demo_run", "warm_start", "warm start"),
+    ("watercolour.training.warm_start_cache", "warm_start", "warm start"),
+    ("watercolour.training.trainer", "TimedGRPOTrainer.training_step", "update"),
+    ("watercolour.training.trainer", "TimedGRPOTrainer._generate", "generate"),
+    ("watercolour.training.trainer", "TimedGRPOTrainer._calculate_rewards", "score"),
     ("transformers.trainer", "Trainer._save_checkpoint", "checkpoint"),
-    ("watercolour.trainer", "write_gallery", "run gallery"),
-    ("watercolour.demo_run", "write_first_last_sheet", "run gallery"),
+    ("watercolour.training.trainer", "write_gallery", "run gallery"),
+    ("watercolour.training.demo_run", "write_first_last_sheet", "run gallery"),
 )
 ORDER = ["setup", *dict.fromkeys(phase for _, _, phase in PHASES), "between phases"]
 

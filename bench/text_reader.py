@@ -24,13 +24,13 @@ TEXT_FIXTURES = ("text_block_letters", "text_score_in_strokes", "text_stroked_wo
 
 def sketches() -> dict[str, dict[str, str]]:
     """Group -> name -> sketch, for the negatives and the positives."""
-    from watercolour.procedural import generate_sketch
+    from watercolour.policy.procedural import generate_sketch
 
     expected = json.loads((GATE_FIXTURES / "expected.json").read_text())
     conftest = (ROOT / "tests" / "conftest.py").read_text()
     flower = re.search(r'def flower_sketch\(\) -> str:\n.*?return """(.*?)"""', conftest, re.S)
     groups: dict[str, dict[str, str]] = {
-        "pool": {p.stem: p.read_text() for p in sorted((ROOT / "watercolour" / "pool" / "seed").glob("*.js"))},
+        "pool": {p.stem: p.read_text() for p in sorted((ROOT / "ground" / "seed_pool").glob("*.js"))},
         "procedural": {str(seed): generate_sketch(seed) for seed in range(24)},
         "bench": {p.stem: p.read_text() for p in sorted((ROOT / "bench" / "sketches").glob("*.js"))},
         "gate, passing": {

@@ -2,7 +2,7 @@
 painting ahead; one table.
 
 TRL (1.16) runs a generated turn's tool calls episode by episode, waiting for each `paint` before starting the
-next. `watercolour.paint_ahead` hands every paint call's sketch to the engine's `prefetch` as soon as the turn is
+next. `watercolour.training.paint_ahead` hands every paint call's sketch to the engine's `prefetch` as soon as the turn is
 generated, so the renders overlap and each `paint` joins its own. Both paths here run that tool phase the way TRL
 does (each episode's `PaintingEnv.paint` to completion on the trainer's event loop, in turn) on the same warm
 browser pool under the `repaint` preset (offline scorers), for EPISODES seed-pool sketches; `ahead` first starts every prefetch, as
@@ -26,7 +26,7 @@ from bench.table import seconds_table
 
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED_POOL = ROOT / "watercolour" / "pool" / "seed"
+SEED_POOL = ROOT / "ground" / "seed_pool"
 EPISODES = 8
 PROMPT = [{"role": "user", "content": "Paint a flower."}]
 
@@ -36,11 +36,11 @@ def sketches() -> list[str]:
 
 
 def measure(repeats: int) -> dict:
-    from rewards.composite import group_seed
-    from rewards.engine_thread import close_engine_thread, engine_thread
-    from rewards.scoring_engine import ScoringEngine
-    from watercolour.config import load_config
-    from watercolour.painting_env import PaintingEnv
+    from deployments.presets import load_config
+    from rewards.scoring.composite import group_seed
+    from rewards.scoring.engine_thread import close_engine_thread, engine_thread
+    from rewards.scoring.scoring_engine import ScoringEngine
+    from watercolour.episodes.painting_env import PaintingEnv
 
     batch = sketches()
     scratch = Path(tempfile.mkdtemp(prefix="bench-tool-phase-"))
@@ -51,7 +51,7 @@ def measure(repeats: int) -> dict:
     def tool_phase(run_dir: Path, ahead: bool) -> float:
         config = load_config("repaint", {"run_dir": str(run_dir)})
         assert config.repaint is not None
-        engine = ScoringEngine(config, run_dir, pool=pool)
+        engine = ScoringEngine(config.scoring, run_dir, pool=pool)
         envs = [PaintingEnv(engine, config.repaint) for _ in batch]
         for env in envs:
             env.reset(prompt=PROMPT)

@@ -10,9 +10,9 @@ from typing import Any
 
 from prefect import flow
 
+from deployments.presets import load_config
+from ground.run_config import SpaceSettings
 from tasks.health import check_services
-from watercolour.config import load_config
-from watercolour.space_control import SpaceSettings
 
 
 @flow(name="health", log_prints=True)

@@ -12,10 +12,10 @@ from typing import Any
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
+from deployments.presets import load_config
 from tasks.judge import audit_judge
-from watercolour.audit_report import audit_markdown
-from watercolour.config import load_config
-from watercolour.judge_audit import AuditSettings
+from watercolour.judge_trust.audit_report import audit_markdown
+from watercolour.judge_trust.judge_audit import AuditSettings
 
 
 @flow(name="judge", log_prints=True)

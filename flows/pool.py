@@ -1,14 +1,14 @@
 """The `pool` flow's refresh: queue new candidates where the pool is thin, and re-render the seed pool for drift.
 
 With `generate` settings (the models to ask), the subjects the latest revision under `pool_root` serves badly
-(`watercolour.pool_tools.plan`: too few references, or all of them easy or out of reach in its calibration) get
+(`watercolour.pool.plan`: too few references, or all of them easy or out of reach in its calibration) get
 new candidates in a folder of this run's own under `pool_root/candidates/`, queued for rating: rate them with
 `watercolour pool rate FOLDER`, then `pool/build` with `candidates=FOLDER` packs them (flows/pool_build.py).
 
 Run it after touching the renderer, the vendored libraries or the gate (and weekly on the schedule in
 prefect.yaml): a table artifact lists, per seed sketch, its verdict (and whether it changed since the last
 refresh), its paint coverage against the committed PNG's, and the share of pixels that moved. The work is
-`watercolour.pool_refresh`, the same as `watercolour pool refresh`; here each sketch is a task.
+`watercolour.pool.refresh`, the same as `watercolour pool refresh`; here each sketch is a task.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from pathlib import Path
 from prefect import flow, runtime, unmapped
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-from rewards.engine_thread import close_engine_thread
+from ground.reference_pool import BUNDLED_POOL, load_pool
+from ground.settings import RenderSettings
+from rewards.scoring.engine_thread import close_engine_thread
 from tasks.pool import refresh_sketch
 from tasks.pool_build import generate_candidates
-from watercolour.config import RenderSettings
-from watercolour.pool_refresh import changed, read_last, seed_sketches, write_report
-from watercolour.pool_tools.generate import GenerateSettings
-from watercolour.pool_tools.plan import latest_pool, read_calibration, refresh_plan
-from watercolour.reference_pool import BUNDLED_POOL, load_pool
+from watercolour.pool.generate import GenerateSettings
+from watercolour.pool.plan import latest_pool, read_calibration, refresh_plan
+from watercolour.pool.refresh import changed, read_last, seed_sketches, write_report
 
 
 def queue_candidates(generate: GenerateSettings, pool_root: Path, minimum: int, max_subjects: int) -> dict | None:

@@ -25,20 +25,20 @@ from prefect import flow, runtime
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.flow_runs import suspend_flow_run
 
-from rewards.judge_protocol import JudgeSettings
+from ground.files import write_atomic
+from ground.reference_pool import BUNDLED_POOL, TIERS
+from ground.settings import JudgeSettings
 from tasks.pool_build import GENERATED, calibrate_revision, generate_candidates, pack_revision, publish_revision
-from watercolour.files import write_atomic
-from watercolour.gallery import GalleryItem, write_gallery
-from watercolour.pool_tools.candidates import (
+from watercolour.pool.candidates import (
     AWAITING,
     Awaiting,
     RatingsSubmitted,
     merge_submitted,
     read_candidates,
 )
-from watercolour.pool_tools.generate import GenerateSettings, load_photos
-from watercolour.pool_tools.publish import PoolHubSettings
-from watercolour.reference_pool import BUNDLED_POOL, TIERS
+from watercolour.pool.generate import GenerateSettings, load_photos
+from watercolour.pool.publish import PoolHubSettings
+from watercolour.run_records.gallery import GalleryItem, write_gallery
 
 
 WEEK_S = 7 * 24 * 3600
@@ -107,8 +107,8 @@ def wait_for_ratings(folder: Path, timeout_s: int) -> RatingsSubmitted:
 def calibration_paintings(folder: Path, paintings: str | None) -> list[Path]:
     """The paintings named, else the candidates that did not become references (the pool's own rungs below),
     else the bundled seed pool's renders."""
-    from watercolour.pool_tools.calibrate import find_paintings
-    from watercolour.pool_tools.candidates import read_ratings
+    from watercolour.pool.calibrate import find_paintings
+    from watercolour.pool.candidates import read_ratings
 
     if paintings:
         return find_paintings(paintings)
@@ -142,7 +142,7 @@ def build_pool(
         judge: The judge that calibrates (default: the offline judge).
         hub: Publish the revision to this Hub dataset repository.
     """
-    from rewards.engine_thread import close_engine_thread
+    from rewards.scoring.engine_thread import close_engine_thread
 
     root = Path(pool_root)
     folder = candidate_folder(root, candidates)

@@ -10,8 +10,8 @@ from typing import Literal
 
 from prefect import flow
 
+from ground.run_config import SpaceSettings
 from tasks.space import put_space_to_sleep
-from watercolour.space_control import SpaceSettings
 
 
 @flow(name="space-sleep", log_prints=True)

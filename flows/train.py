@@ -32,6 +32,9 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.logging.loggers import flow_run_logger
 from prefect.states import Failed, State
 
+from deployments.presets import load_config, preset_names
+from ground.files import write_atomic
+from ground.run_config import RunConfig
 from tasks.fanout import FanOutSettings
 from tasks.health import check_services
 from tasks.observe import artifact_key, flow_run_artifacts, forget_replayed
@@ -39,11 +42,9 @@ from tasks.pool import load_reference_pool
 from tasks.publish import publish_run
 from tasks.space import put_space_to_sleep, set_space_backstop
 from tasks.training import grpo_train, warm_start_policy
-from watercolour.config import RunConfig, load_config, preset_names
-from watercolour.files import write_atomic
-from watercolour.publish import PublishSettings
-from watercolour.run_dir import checkpoint_step, latest_checkpoint
-from watercolour.space_control import sleep_space
+from watercolour.operations.publish import PublishSettings
+from watercolour.operations.space_control import sleep_space
+from watercolour.run_records.run_dir import checkpoint_step, latest_checkpoint
 
 
 # The presets as a choice in the UI's run form (a str Enum renders as a select).

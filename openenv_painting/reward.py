@@ -1,7 +1,7 @@
 """The TRL reward that paints through the OpenEnv server instead of in process (`RunConfig.openenv`).
 
 Each rollout is one session: `reset(prompt, step)` (the server draws the judge's references from the same group
-seed as `rewards.composite`), one `step` with the completion, the observation's parts back. So a run scored this
+seed as `rewards.scoring.composite`), one `step` with the completion, the observation's parts back. So a run scored this
 way gets the rewards it would get in process, for the same seeds (tests/test_openenv_training.py holds it to
 that), while the rendering happens wherever the server runs. A rollout the server could not be reached for, after
 `openenv.attempts` tries, is None with a dead letter, as for any infrastructure failure; a server that scores with
@@ -17,14 +17,14 @@ from typing import Any
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
+from ground.records import RewardParts, rollout_step
+from ground.run_config import OpenEnvSettings, RunConfig
 from openenv_painting.client import AtCapacity, PaintingClient
 from openenv_painting.models import PaintAction, PaintObservation
-from rewards.composite import OnScored
-from rewards.dead_letters import DeadLetterLog, dead_letter
 from rewards.length import completion_text
-from rewards.scoring_engine import log_means
-from watercolour.config import OpenEnvSettings, RunConfig
-from watercolour.records import RewardParts, rollout_step
+from rewards.scoring.composite import OnScored
+from rewards.scoring.dead_letters import DeadLetterLog, dead_letter
+from rewards.scoring.scoring_engine import log_means
 
 
 # What a try that did not reach the server raises: refused or dropped connections, a timeout, the session cap.

@@ -4,7 +4,7 @@
 `openenv push DIR` wants the environment's package at DIR's root (`openenv.yaml`, `__init__.py`, `client.py`,
 `README.md`, a Dockerfile, and a `pyproject.toml`), and a Docker Space builds with DIR as the context. The server
 is the scoring engine itself, so the bundle is this package's files at the root and, beside them, what the
-Dockerfile copies: the engine's packages (the reference pool is package data under `watercolour/pool/seed`), the
+Dockerfile copies: the engine's packages (the reference pool is package data under `ground/seed_pool`), the
 presets, the locked Python environment and p5's npm lock. The Dockerfile puts the package back under its import
 name. Only tracked files travel (`git ls-files`): no virtual environment, node_modules, runs or caches.
 
@@ -25,6 +25,7 @@ PACKAGE = Path(__file__).resolve().parent
 REPOSITORY = PACKAGE.parent
 # What the Dockerfile copies beside the package, as the repository holds it.
 ENGINE = (
+    "ground",
     "watercolour",
     "renderers",
     "rewards",

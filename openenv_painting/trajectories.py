@@ -25,7 +25,7 @@ from openenv_painting.models import PaintAction, PaintObservation
 
 VALIDATION = Path(__file__).resolve().parent / "validation"
 FIXTURES = Path(__file__).resolve().parents[1] / "watercolour" / "fixtures" / "gate"
-POOL = Path(__file__).resolve().parents[1] / "watercolour" / "pool" / "seed"
+POOL = Path(__file__).resolve().parents[1] / "ground" / "seed_pool"
 PROMPT = [{"role": "user", "content": "Paint a peach hibiscus."}]
 # The floor: what a refused painting scores (the gate's verdict zeroes the composite).
 FLOOR = 0.0

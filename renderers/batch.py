@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from ground.records import RenderResult
 from renderers.pool import BrowserPool
-from watercolour.records import RenderResult
 
 
 def render_many(

@@ -4,7 +4,7 @@ The frame is locked down with Agoric's `ses` (`lockdown()`): every JavaScript in
 their prototypes) is frozen, and the constructors reachable from any value (`(() => {}).constructor`) no longer
 compile code in the page's scope. The sketch is then evaluated in a `Compartment`: strict code whose global scope
 holds the ten brush methods, the p5 statements, maths and constants, and the JavaScript helpers the prompt lists
-(`watercolour.prompt`), each a hardened stand-in made here, and nothing else: no window, document, canvas, p5
+(`ground.prompt`), each a hardened stand-in made here, and nothing else: no window, document, canvas, p5
 instance, timer, console or host constructor exists in its scope, whatever `this`, key, prototype or returned
 value it uses. The static check stays as the first, friendly refusal; this is the wall.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 
-from watercolour.prompt import (
+from ground.prompt import (
     ALLOWLIST,
     CANVAS_SIZE,
     JS_CONSTANTS,

@@ -21,10 +21,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from ground.records import RenderResult
 from renderers import harness
 from renderers.coverage import paint_coverage
 from renderers.watch import RenderWatch
-from watercolour.records import RenderResult
 
 
 # After an uncaught error, how long the finish mark may still come: the old in-page probe's 50 ms, which

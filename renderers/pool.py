@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ground.records import RenderResult
 from renderers.assets import LIBRARIES, library
 from renderers.isolation import offline_launch
 from renderers.page import PageCrashed, Slot
-from watercolour.records import RenderResult
 
 
 # Debian's chromium (`make setup`); WATERCOLOUR_CHROMIUM points elsewhere (the GPU box's bundled launcher).

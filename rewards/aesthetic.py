@@ -11,36 +11,15 @@ import asyncio
 import base64
 import hashlib
 import math
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ground.records import AestheticScore, TermScore
+from ground.settings import AestheticSettings, ScoringSettings
 from rewards.http import BoundClient, MalformedReply, post_json
 from rewards.offline_aesthetic import ImageStatsScorer
 from rewards.term import Admitted, RewardTerm
-from watercolour.records import AestheticScore, TermScore
-
-
-class AestheticSettings(BaseModel):
-    """How rollouts get their aesthetic score."""
-
-    backend: Literal["hpsv3", "offline"] = Field(
-        default="offline",
-        description="'hpsv3': the scorer service over HTTP; 'offline': the image-statistics stand-in.",
-    )
-    url: str | None = Field(default=None, description="Scorer service base URL (e.g. a Space URL); needed by hpsv3.")
-    prompt: str = Field(
-        default="a loose watercolour flower",
-        description="Text prompt HPSv3 scores against. Generic beats naming the subject: it keeps quality rungs in order.",
-    )
-    timeout_s: float = Field(default=90.0, gt=0, description="Read timeout of one scoring request, in seconds.")
-    attempts: int = Field(default=4, ge=1, description="Attempts per request before the score is unavailable.")
-    backoff_s: float = Field(default=2.0, ge=0, description="Base of the jittered exponential backoff, in seconds.")
-    max_concurrency: int = Field(default=4, ge=1, description="Scoring requests in flight at once, per client.")
-    batch_size: int = Field(default=8, ge=1, description="Images per scoring request.")
-    token_env: str = Field(
-        default="HF_TOKEN", description="Name of the env var holding a bearer token (read when the client is built)."
-    )
 
 
 class AestheticScorer(Protocol):
@@ -145,15 +124,8 @@ async def measure_aesthetic(scorer: AestheticScorer, rollouts: list[Admitted]) -
     return [TermScore(value=score.score, detail=score.model_dump()) for score in scores]
 
 
-class HasAestheticSettings(Protocol):
-    """What the aesthetic term reads of the run configuration."""
-
-    @property
-    def aesthetic(self) -> AestheticSettings: ...
-
-
-def build_scorer(config: HasAestheticSettings) -> AestheticScorer:
-    return make_scorer(config.aesthetic)
+def build_scorer(settings: ScoringSettings) -> AestheticScorer:
+    return make_scorer(settings.aesthetic)
 
 
 def aesthetic_context(scorer: Any, rollout: Admitted, batch: Any) -> str:

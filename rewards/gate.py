@@ -1,6 +1,6 @@
 """The admission gate: a completion passes if its sketch compiles, paints, keeps to the allowlist and plays fair.
 
-`static_check` reads the sketch's parse tree (see `watercolour.sketch` for the rules) and never renders; `gate`
+`static_check` reads the sketch's parse tree (see `ground.sketch` for the rules) and never renders; `gate`
 renders only what passed it, once, and judges the render. Every applicable code is reported, not just the
 first, except that a truncated sketch reports only `truncated` (and `syntax_error`), and the picture's own checks
 (a dark ground, then painted text) run only on a render that passed every other one. A failed gate scores 0 in
@@ -46,45 +46,18 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from pydantic import BaseModel, Field
-
+from ground.prompt import PAINTING_METHODS
+from ground.records import GateVerdict, RenderResult, sketch_hash
+from ground.settings import GateSettings
+from ground.sketch import candidate_source, inventory
 from renderers import RendererUnavailable
 from rewards.picture_rules import TextReaderMissing, dark_ground, painted_text
-from watercolour.prompt import ALLOWLIST, PAINTING_METHODS
-from watercolour.records import GateVerdict, RenderResult, sketch_hash
-from watercolour.sketch import candidate_source, inventory
 
 
 class Renderer(Protocol):
     """What the gate needs of a renderer: `renderers.BrowserPool` is one."""
 
     async def render(self, source: str, seed: int = 0) -> RenderResult: ...
-
-
-class GateSettings(BaseModel):
-    """The gate's limits; one per run, part of the run configuration."""
-
-    allowlist: tuple[str, ...] = Field(
-        default=ALLOWLIST, description="brush methods a sketch may name; the prompt lists the same ones."
-    )
-    # The published policy's sketches ran about 1-3k tokens (~4-12k characters). 24k characters is where the length
-    # ramp's runaway cap sits (6000 tokens at 4 characters a token), so the gate and the ramp agree on "too long",
-    # and a padded or runaway sketch is refused before the parser or Chromium spends time on it.
-    max_source_chars: int = Field(default=24_000, description="Longest sketch admitted, in characters.")
-    # Coverage counts pixels more than 16 levels from the modal paper colour. Measured on the pool's renderer:
-    # the five-petal test flower covers 0.21, one lone radius-30 disc 0.003, an empty or off-canvas sketch 0.
-    # 0.01 (a disc of ~34 px radius) refuses a dot or a sketch that died early, and is far below any flower.
-    coverage_floor: float = Field(default=0.01, description="Least share of the canvas that must be paint.")
-    read_text: bool = Field(
-        default=True,
-        description="Refuse pictures in which Tesseract reads letters or digits (`text_in_picture`); needs Debian's "
-        "tesseract-ocr. Off only where it cannot be installed: painted words then pass the gate.",
-    )
-    deadline_s: float = Field(
-        default=300.0,
-        description="Longest one gate call waits for the renderer, queueing included. The pool kills a page at its "
-        "own deadline, so running past this means the renderer is stuck: RendererUnavailable, never a verdict.",
-    )
 
 
 def static_check(completion: str, settings: GateSettings | None = None) -> GateVerdict:

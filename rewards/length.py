@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ground.sketch import extract_sketch
 from rewards.term import RewardTerm
-from watercolour.sketch import extract_sketch
 
 
 CHARS_PER_TOKEN = 4

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ground.records import AestheticScore
 from rewards.pixels import Pixels, analyse
 from rewards.subject_match import SubjectMatch, match_pixels
-from watercolour.records import AestheticScore
 
 
 HUE_BINS = 12

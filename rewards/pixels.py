@@ -1,6 +1,6 @@
 """A picture as the offline stand-ins see it: composited over white, shrunk, its paint found, in HSV.
 
-Shared by the image-statistics scorer and judge (`rewards.offline_aesthetic`, `rewards.offline_judge`) and the
+Shared by the image-statistics scorer and judge (`rewards.offline_aesthetic`, `rewards.judging.offline_judge`) and the
 subject match (`rewards.subject_match`), so a picture is decoded once per score.
 """
 

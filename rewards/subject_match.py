@@ -1,7 +1,7 @@
 """Does a painting show its subject's colours? The offline stand-ins' reading of the subject, and the on-subject share.
 
 A subject names a flower and up to two colour words ("a white hibiscus with a crimson eye"). `subject_colours`
-reads it as the warm start's generator does (`watercolour.procedural`): the first colour word colours the petals,
+reads it as the warm start's generator does (`watercolour.policy.procedural`): the first colour word colours the petals,
 a second one the heart; a subject with no colour word takes its flower's own colour (a sunflower is golden, a
 camellia white), and an unnamed heart is the petal palette's heart wash. The palette of each colour word is
 `procedural.PALETTES`, the washes the warm start paints with, so a scorer and the sketches it is taught on
@@ -28,8 +28,8 @@ from functools import cache
 
 import numpy as np
 
+from ground.palettes import PALETTES, SPECIES, species_of
 from rewards.pixels import Pixels, analyse
-from watercolour.procedural import PALETTES, SPECIES, species_of
 
 
 HUE_FULL = 12.0

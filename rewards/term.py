@@ -1,5 +1,5 @@
 """A reward term as a unit: its name (weight key, parts key, column stem), what it measures, whether it needs
-the painting, and how it is measured. The registry of terms is `rewards.terms`.
+the painting, and how it is measured. The registry of terms is `rewards.scoring.terms`.
 
 Two kinds of term. A *sketch* term is a pure function of the gate's verdict (the gate itself, the length ramp):
 cheap, measured for every rollout. A *service* term needs a backend (the aesthetic scorer, the judge): its client
@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from watercolour.records import GateVerdict, TermScore
+from ground.records import GateVerdict, TermScore
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class RewardTerm:
     measures: str
     needs_picture: bool
     of_verdict: Callable[[GateVerdict], float] | None = None
-    # Called with the run configuration; a term reads only its own settings from it (typed as a Protocol there).
+    # Called with the engine's `ScoringSettings` (never the run configuration); a term reads only its own part.
     build: Callable[[Any], Any] | None = None
     measure: Measure | None = None
     # One call for a scored batch instead of one per rollout; a callable decides from the built client (the judge

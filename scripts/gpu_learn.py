@@ -1,4 +1,4 @@
-"""The demo's learning recipe on a CUDA GPU, with more generations and steps: `watercolour.demo_run.run_demo`
+"""The demo's learning recipe on a CUDA GPU, with more generations and steps: `watercolour.training.demo_run.run_demo`
 (compact warm start, then GRPO from the adapter, scored by the offline composite reward on real renders).
 
 The GPU machine has no Chromium of its own: source `scripts/gpu_render_env.sh` first (a bundled Debian Chromium
@@ -48,12 +48,12 @@ def main() -> None:
 
     import torch
 
-    from watercolour.demo_run import run_demo
-    from watercolour.policy import convert_smollm2
-    from watercolour.run_dir import use_run_environment
+    from watercolour.policy.loading import convert_smollm2
+    from watercolour.run_records.run_dir import use_run_environment
+    from watercolour.training.demo_run import run_demo
 
     if args.no_trackio:  # the GPU image has no trackio; its metrics are in curves.csv all the same
-        import watercolour.trainer as trainer_module
+        import watercolour.training.trainer as trainer_module
 
         grpo_args = trainer_module.grpo_args
 
@@ -79,7 +79,7 @@ def main() -> None:
     }
     if args.learning_rate is not None:
         training["learning_rate"] = args.learning_rate
-    from watercolour.config import merge, parse_overrides
+    from deployments.presets import merge, parse_overrides
 
     overrides = merge(
         {"training": training, "render": {"browsers": args.browsers, "pages_per_browser": 4}},
@@ -88,7 +88,7 @@ def main() -> None:
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     started = time.perf_counter()
-    from watercolour.demo_run import DEMO_STYLE
+    from watercolour.training.demo_run import DEMO_STYLE
 
     style = args.style or DEMO_STYLE
     summary = run_demo(run_dir, examples=args.examples, epochs=args.epochs, style=style, overrides=overrides)

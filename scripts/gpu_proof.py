@@ -1,9 +1,9 @@
 """Prove the training path on a CUDA GPU and measure it: SmolLM2-135M-Instruct, LoRA, bf16, gradient
 checkpointing, a few GRPO steps through the real trainer, rollout store and curves.
 
-The GPU machine has no Chromium, so the reward is `rewards.static.StaticReward` (static gate + length ramp);
+The GPU machine has no Chromium, so the reward is `rewards.scoring.static.StaticReward` (static gate + length ramp);
 renders, the aesthetic scorer and the judge are not run there. bf16 and checkpointing switch on by themselves
-when CUDA is present (`watercolour.lora.device_settings`).
+when CUDA is present (`watercolour.policy.lora.device_settings`).
 
     python scripts/gpu_proof.py --gguf SmolLM2-135M-Instruct.Q4_1.gguf --out DIR [--steps 4] [--generations 8]
 
@@ -30,10 +30,10 @@ def main() -> None:
 
     import torch
 
-    from rewards.static import StaticReward
-    from watercolour.config import load_config
-    from watercolour.policy import convert_smollm2
-    from watercolour.trainer import train
+    from deployments.presets import load_config
+    from rewards.scoring.static import StaticReward
+    from watercolour.policy.loading import convert_smollm2
+    from watercolour.training.trainer import train
 
     started = time.perf_counter()
     model_dir = convert_smollm2(args.out / "model", gguf=args.gguf)

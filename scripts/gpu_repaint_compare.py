@@ -53,7 +53,7 @@ def main() -> None:
     if args.generations % 2 or args.generations < 4:
         parser.error("--generations must be even and at least 4: repaint runs half as many episodes (groups of 2+)")
 
-    from watercolour.policy import convert_smollm2
+    from watercolour.policy.loading import convert_smollm2
 
     args.out.mkdir(parents=True, exist_ok=True)
     model = str(args.model) if args.model else str(convert_smollm2(args.out / "model", gguf=args.gguf))
@@ -104,10 +104,10 @@ def overrides(arm: str, model: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> dict[str, Any]:
     """Warm start and GRPO for one arm within `budget_s`; its per-step reward, wall time and generated tokens."""
-    import watercolour.trainer as trainer_module
-    from watercolour.config import load_config
-    from watercolour.run_dir import use_run_environment
-    from watercolour.warmstart import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, warm_start
+    import watercolour.training.trainer as trainer_module
+    from deployments.presets import load_config
+    from watercolour.run_records.run_dir import use_run_environment
+    from watercolour.training.warmstart import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, warm_start
 
     started = time.perf_counter()
     run_dir = args.out / arm

@@ -32,13 +32,13 @@ def main() -> None:
 async def probe(adapter: Path, episodes: int, max_new_tokens: int, seed: int) -> dict:
     from trl.chat_template_utils import add_response_schema
 
-    from rewards.scoring_engine import ScoringEngine
-    from watercolour.adapter import load_policy
-    from watercolour.config import load_config
-    from watercolour.painting_env import PaintingEnv
-    from watercolour.policy import set_cpu_threads
-    from watercolour.prompt import messages
-    from watercolour.tool_chat import use_tool_template
+    from deployments.presets import load_config
+    from ground.prompt import messages
+    from rewards.scoring.scoring_engine import ScoringEngine
+    from watercolour.episodes.painting_env import PaintingEnv
+    from watercolour.episodes.tool_chat import use_tool_template
+    from watercolour.policy.adapter import load_policy
+    from watercolour.policy.loading import set_cpu_threads
 
     set_cpu_threads()
     config = load_config("repaint", {"run_dir": tempfile.mkdtemp()})
@@ -46,7 +46,7 @@ async def probe(adapter: Path, episodes: int, max_new_tokens: int, seed: int) ->
     model, tokenizer = load_policy(adapter)
     tokenizer = add_response_schema(use_tool_template(tokenizer))
     tokenizer.padding_side = "left"
-    engine = ScoringEngine(config, Path(config.run_dir))
+    engine = ScoringEngine(config.scoring, Path(config.run_dir))
     envs = [PaintingEnv(engine, config.repaint) for _ in range(episodes)]
     chats = []
     for env in envs:

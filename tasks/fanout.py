@@ -7,7 +7,7 @@ UI. Per group, not per rollout: the engine makes one batched aesthetic request f
 completions meet in one engine and render once. A task that still fails after its Prefect retries gives each of
 its rollouts a dead letter, and their rewards are None. Every record is numbered `records.rollout_step`.
 
-The scoring itself is the process's `rewards.engine_thread` (Dask workers start their own on first use).
+The scoring itself is the process's `rewards.scoring.engine_thread` (Dask workers start their own on first use).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from prefect.concurrency.sync import concurrency
 from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel, Field
 
-from rewards.engine_thread import engine_thread
-from watercolour.config import RunConfig
-from watercolour.records import RewardParts, rollout_step
+from ground.records import RewardParts, rollout_step
+from ground.run_config import RunConfig
+from rewards.scoring.engine_thread import engine_thread
 
 
 # Global Prefect concurrency limit held by every rollout that calls a remote judge, across all runs.
@@ -57,10 +57,10 @@ def score_group(
     failures come back as dead letters inside the parts."""
     remote_judge = config.weights.judge > 0 and config.judge.backend != "offline"
     if not remote_judge:
-        return engine_thread().score(config, run_dir, completions, seeds, step)
+        return engine_thread().score(config.scoring, run_dir, completions, seeds, step)
     # strict=False: without the limit (a bare install) this only logs a warning and goes on.
     with concurrency(JUDGE_LIMIT, occupy=1, strict=False):
-        return engine_thread().score(config, run_dir, completions, seeds, step)
+        return engine_thread().score(config.scoring, run_dir, completions, seeds, step)
 
 
 def make_task_runner(settings: FanOutSettings):
@@ -120,7 +120,7 @@ class FannedReward:
         return parts
 
     def _failed(self, error: Any, count: int, step: int | None) -> list[RewardParts]:
-        from rewards.dead_letters import DeadLetterLog, dead_letter
+        from rewards.scoring.dead_letters import DeadLetterLog, dead_letter
 
         cause = error if isinstance(error, Exception) else RuntimeError(str(error))
         failed = []
@@ -131,9 +131,9 @@ class FannedReward:
         return failed
 
     def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
-        from rewards.composite import group_seeds
         from rewards.length import completion_text
-        from rewards.scoring_engine import log_means
+        from rewards.scoring.composite import group_seeds
+        from rewards.scoring.scoring_engine import log_means
 
         step = rollout_step(kwargs.get("trainer_state"))
         parts = self.score([completion_text(c) for c in completions], group_seeds(prompts, step, kwargs), step)

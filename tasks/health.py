@@ -1,4 +1,4 @@
-"""Prefect tasks that check the remote services a run will call (`watercolour.service_health`), with retries."""
+"""Prefect tasks that check the remote services a run will call (`watercolour.operations.service_health`), with retries."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import asyncio
 
 from prefect import task
 
-from watercolour.config import RunConfig
-from watercolour.service_health import ping_judge, probe_environment, services_to_check, wait_for_scorer
-from watercolour.space_control import SpaceSettings
+from ground.run_config import RunConfig, SpaceSettings
+from watercolour.operations.service_health import ping_judge, probe_environment, services_to_check, wait_for_scorer
 
 
 @task(retries=2, retry_delay_seconds=[5, 20])

@@ -1,4 +1,4 @@
-"""Judge tasks: the audit (`watercolour.audit_report.run_audit`), with one retry for a judge endpoint that blips."""
+"""Judge tasks: the audit (`watercolour.judge_trust.audit_report.run_audit`), with one retry for a judge endpoint that blips."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 from prefect import task
 
-from watercolour.audit_report import run_audit
-from watercolour.config import RunConfig
-from watercolour.judge_audit import AuditReport, AuditSettings
+from ground.run_config import RunConfig
+from watercolour.judge_trust.audit_report import run_audit
+from watercolour.judge_trust.judge_audit import AuditReport, AuditSettings
 
 
 @task(name="audit-judge", retries=1, retry_delay_seconds=[10])

@@ -28,9 +28,9 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 
-from rewards.terms import term_names
-from watercolour.contact_sheet import contact_sheet, data_url
-from watercolour.records import DeadLetter, RewardParts, rollout_step
+from ground.records import DeadLetter, RewardParts, rollout_step
+from rewards.scoring.terms import term_names
+from watercolour.run_records.contact_sheet import contact_sheet, data_url
 
 
 OnScored = Callable[[list[Any], list[Any], list[RewardParts], dict[str, Any]], None]

@@ -1,9 +1,9 @@
 """The `pool` flow's tasks: one first draft, one critique-and-revise round, pack, calibrate, publish.
 
-Each wraps a step of `watercolour.pool_tools` (the same code `watercolour pool ...` runs). Results are persisted
+Each wraps a step of `watercolour.pool` (the same code `watercolour pool ...` runs). Results are persisted
 under the DEFAULT cache policy (inputs, task source, flow run id): a flow run suspended for ratings is re-run from
 the top when it resumes, and every step before the rating comes back Cached instead of calling the models again.
-Drafts and rounds render on the process's one browser pool (`rewards.engine_thread`).
+Drafts and rounds render on the process's one browser pool (`rewards.scoring.engine_thread`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import DEFAULT
 
-from rewards.dead_letters import DeadLetterLog
-from rewards.engine_thread import engine_thread
-from watercolour.config import RenderSettings
-from watercolour.pool_tools.candidates import Candidate
-from watercolour.pool_tools.generate import GenerateSettings, Generator, Photo
-from watercolour.records import DeadLetter
+from ground.records import DeadLetter
+from ground.settings import RenderSettings
+from rewards.scoring.dead_letters import DeadLetterLog
+from rewards.scoring.engine_thread import engine_thread
+from watercolour.pool.candidates import Candidate
+from watercolour.pool.generate import GenerateSettings, Generator, Photo
 
 
 # One browser, two pages: a pool build renders a few dozen sketches, and the machine may be training too. Its
@@ -107,8 +107,8 @@ def pack_revision(folder: Path, pool_root: Path) -> tuple[str, Path]:
     import shutil
     import tempfile
 
-    from watercolour.files import write_atomic
-    from watercolour.pool_tools.pack import candidate_rows, write_pool
+    from ground.files import write_atomic
+    from watercolour.pool.pack import candidate_rows, write_pool
 
     revisions = pool_root / "revisions"
     revisions.mkdir(parents=True, exist_ok=True)
@@ -128,7 +128,7 @@ def calibrate_revision(pool_dir: Path, paintings: list[Path], k: int, judge: Any
     """Beat rates of `paintings` against each reference (unresolved comparisons left out); written next to it."""
     import asyncio
 
-    from watercolour.pool_tools.calibrate import calibrate, write_report
+    from watercolour.pool.calibrate import calibrate, write_report
 
     report = asyncio.run(calibrate(pool_dir, paintings, k, judge))
     write_report(report, pool_dir / "calibration.json")
@@ -137,7 +137,7 @@ def calibrate_revision(pool_dir: Path, paintings: list[Path], k: int, judge: Any
 
 @task(retries=2, retry_delay_seconds=[5, 30])
 def publish_revision(pool_dir: Path, hub: Any) -> str:
-    from watercolour.pool_tools.publish import publish_pool
+    from watercolour.pool.publish import publish_pool
 
     return publish_pool(pool_dir, hub)
 
@@ -154,7 +154,7 @@ def generate_candidates(settings: GenerateSettings, folder: Path, photos: list[P
     """
     import json
 
-    from watercolour.files import write_atomic
+    from ground.files import write_atomic
 
     folder.mkdir(parents=True, exist_ok=True)
     pairs = settings.model_endpoints()

@@ -1,4 +1,4 @@
-"""The Prefect task that publishes a finished run (`watercolour.publish`), retried on transient Hub errors."""
+"""The Prefect task that publishes a finished run (`watercolour.operations.publish`), retried on transient Hub errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from prefect import get_run_logger, task
 
 from tasks.space import retry_if_transient
-from watercolour.publish import PublishSettings, publish
+from watercolour.operations.publish import PublishSettings, publish
 
 
 __all__ = ["PublishSettings", "publish_run"]

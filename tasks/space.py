@@ -1,4 +1,4 @@
-"""Prefect tasks around the scorer Space's lifecycle (`watercolour.space_control`): they only add retries."""
+"""Prefect tasks around the scorer Space's lifecycle (`watercolour.operations.space_control`): they only add retries."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Literal
 
 from prefect import task
 
-from watercolour.space_control import (
-    SpaceSettings,
+from ground.run_config import SpaceSettings
+from watercolour.operations.space_control import (
     is_transient,
     set_sleep_backstop,
     sleep_space,

@@ -23,12 +23,12 @@ from typing import Any
 from prefect import get_run_logger, runtime, task
 from prefect.cache_policies import DEFAULT, NO_CACHE
 
-from rewards.engine_thread import close_engine_thread
+from ground.records import RewardParts, rollout_step
+from ground.run_config import RunConfig
+from rewards.scoring.engine_thread import close_engine_thread
 from tasks.fanout import FannedReward, FanOutSettings, OnScored, make_task_runner
 from tasks.observe import StepReporter, flow_run_artifacts
-from watercolour.config import RunConfig
-from watercolour.records import RewardParts, rollout_step
-from watercolour.run_dir import latest_checkpoint, use_run_environment
+from watercolour.run_records.run_dir import latest_checkpoint, use_run_environment
 
 
 class InjectedFault(RuntimeError):
@@ -66,8 +66,8 @@ def warm_start_policy(config: RunConfig, run_dir: Path) -> RunConfig:
     """The configuration starting from the demo's warm start the preset asks for (`training.warm_start_examples`),
     made on the first run of a setting and reused from the warm-start cache after that."""
     use_run_environment(Path(run_dir))  # before TRL's import: trackio reads its directory once
-    from watercolour.warm_start_cache import cached_warm_start, describe_warm_start
-    from watercolour.warmstart import starting_from
+    from watercolour.training.warm_start_cache import cached_warm_start, describe_warm_start
+    from watercolour.training.warmstart import starting_from
 
     adapter, report, reused = cached_warm_start(config)
     get_run_logger().info(describe_warm_start(adapter, report, reused))
@@ -85,7 +85,7 @@ def grpo_train(
     logger = get_run_logger()
     run_dir = Path(run_dir)
     use_run_environment(run_dir)  # before the trainer's import: trackio reads its directory once
-    from watercolour import trainer as training
+    from watercolour.training import trainer as training
 
     logger.info("training %s in %s from %s", config.name, run_dir, checkpoint or "scratch")
     # Fault injection only on a run's first attempt, so that its retry shows the resume.

@@ -2,7 +2,7 @@
 
 A random model writes token soup, every rollout fails the gate, every reward is 0, every advantage is 0 and
 LoRA never moves, so a training test on it proves nothing. This one is the tiny random Llama of
-`watercolour.policy.tiny_random_policy` (its tokenizer trained on the prompt and the replies, so a reply is a
+`watercolour.policy.loading.tiny_random_policy` (its tokenizer trained on the prompt and the replies, so a reply is a
 token or two), fine-tuned for a few seconds on the real chat prompt to answer with one of three gate fixtures:
 two sketches the gate admits (with different rewards) and one that calls a bare `ellipse` (refused). Sampling
 at temperature 1 mixes them, so groups have reward variance and GRPO has a gradient. Built once and cached under the repository's `data/` (gitignored), keyed by its inputs.
@@ -14,8 +14,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from watercolour.policy import TINY_CONFIG, TINY_VOCAB, save_model_folder, tiny_random_policy
-from watercolour.prompt import DEFAULT_SUBJECT, messages
+from ground.prompt import DEFAULT_SUBJECT, messages
+from watercolour.policy.loading import TINY_CONFIG, TINY_VOCAB, save_model_folder, tiny_random_policy
 
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -62,9 +62,9 @@ def _taught(name: str, replies: tuple[str, ...], subject: str, repaint: bool) ->
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
     if repaint:
-        from watercolour.config import RepaintSettings
-        from watercolour.painting_env import PaintingEnv, instructions
-        from watercolour.tool_chat import use_tool_template
+        from ground.run_config import RepaintSettings
+        from watercolour.episodes.painting_env import PaintingEnv, instructions
+        from watercolour.episodes.tool_chat import use_tool_template
 
         use_tool_template(tokenizer)
         chat = messages(subject)
@@ -144,9 +144,9 @@ def tiny_vision_painter(subject: str = DEFAULT_SUBJECT) -> Path:
     )
     from trl.chat_template_utils import qwen3_template
 
-    from watercolour.config import RepaintSettings
-    from watercolour.painting_env import PaintingEnv, instructions
-    from watercolour.policy import tiny_tokenizer
+    from ground.run_config import RepaintSettings
+    from watercolour.episodes.painting_env import PaintingEnv, instructions
+    from watercolour.policy.loading import tiny_tokenizer
 
     torch.set_num_threads(1)
     torch.manual_seed(0)

@@ -9,7 +9,7 @@ import torch
 from transformers import LlamaConfig, Qwen3Config, Qwen3ForCausalLM
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-from watercolour.attention import PACKED_GQA, packed_gqa_attention, use_packed_gqa
+from watercolour.policy.attention import PACKED_GQA, packed_gqa_attention, use_packed_gqa
 
 
 BATCH, HEADS, KV_HEADS, KEYS, DIM = 3, 8, 2, 40, 16

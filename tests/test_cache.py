@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from rewards.cache import CachedRenderer, ContentCache, ContentKey
-from watercolour.files import write_atomic
-from watercolour.records import AestheticScore, Comparison, JudgeVerdict, RenderResult
+from ground.files import write_atomic
+from ground.records import AestheticScore, Comparison, JudgeVerdict, RenderResult
+from rewards.scoring.cache import CachedRenderer, ContentCache, ContentKey
 
 
 def png_bytes(colour: tuple[int, int, int]) -> bytes:

@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 
+from deployments.presets import load_config
+from ground.records import AestheticScore, JudgeVerdict, RenderResult, RewardParts, sketch_hash
+from ground.reference_pool import load_pool
+from ground.run_config import RunConfig
 from rewards.aesthetic import build_scorer, make_scorer
-from rewards.composite import CompositeReward, group_seed
-from rewards.dead_letters import DeadLetterLog
-from rewards.judge import build_judge, make_judge
+from rewards.judging.judge import build_judge, make_judge
 from rewards.length import length_score
-from watercolour.config import RunConfig, load_config
-from watercolour.records import AestheticScore, JudgeVerdict, RenderResult, RewardParts, sketch_hash
-from watercolour.reference_pool import load_pool
+from rewards.scoring.composite import CompositeReward, group_seed
+from rewards.scoring.dead_letters import DeadLetterLog
 
 
 pytestmark = pytest.mark.browser
@@ -100,7 +101,7 @@ def reward_for(
 ) -> tuple[CompositeReward, CountingFactory, CountingFactory]:
     scorers, judges = CountingFactory(build_scorer), CountingFactory(build_judge)
     clients = {"aesthetic": scorers, "judge": judges}
-    reward = CompositeReward(config, config.run_dir, pool=browser_pool, clients=clients, **kwargs)
+    reward = CompositeReward(config.scoring, config.run_dir, pool=browser_pool, clients=clients, **kwargs)
     return reward, scorers, judges
 
 
@@ -234,7 +235,7 @@ async def test_every_rollout_of_a_group_faces_the_same_references(
 
 async def test_the_reward_pickles_and_scores_after_unpickling(tmp_path: Path, paintings: list[str]) -> None:
     # No lent pool: the copy starts its own from the config, as it would in a process TRL or Prefect shipped it to.
-    clone = pickle.loads(pickle.dumps(CompositeReward(config_for(tmp_path), tmp_path)))
+    clone = pickle.loads(pickle.dumps(CompositeReward(config_for(tmp_path).scoring, tmp_path)))
     assert clone.__name__ == "watercolour_reward"
     as_chat = [[{"role": "user", "content": "paint"}, {"role": "assistant", "content": paintings[0]}]]
 
@@ -289,7 +290,7 @@ async def test_a_stuck_renderer_gives_none_and_a_render_dead_letter(
 
 
 def test_dead_letters_of_replayed_steps_are_dropped_on_resume_and_a_torn_line_is_ignored(tmp_path):
-    from rewards.dead_letters import dead_letter
+    from rewards.scoring.dead_letters import dead_letter
 
     log = DeadLetterLog(tmp_path)
     for step in (1, 2, 3):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from watercolour.config import RunConfig, load_config, merge, parse_overrides, preset_names
+from deployments.presets import load_config, merge, parse_overrides, preset_names
+from ground.run_config import RunConfig
 
 
 SCORER = {"aesthetic.url": "https://scorer.example"}

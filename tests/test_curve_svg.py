@@ -6,9 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from watercolour.curve_svg import BOTTOM, HEIGHT, TOP, curve_svg, write_curve_svg
-from watercolour.curves import CurvesFile, columns
-from watercolour.evaluation import reward_trend
+from watercolour.run_records.curve_svg import BOTTOM, HEIGHT, TOP, curve_svg, write_curve_svg
+from watercolour.run_records.curves import CurvesFile, columns, reward_trend
 
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -10,9 +10,9 @@ import yaml
 from models import tiny_sketcher
 from PIL import Image
 
-from watercolour.contact_sheet import TILE
-from watercolour.demo_run import SHEET_FILE, SUMMARY_FILE, run_demo
-from watercolour.warmstart import REPORT_FILE, WARMSTART_DIR
+from watercolour.run_records.contact_sheet import TILE
+from watercolour.training.demo_run import SHEET_FILE, SUMMARY_FILE, run_demo
+from watercolour.training.warmstart import REPORT_FILE, WARMSTART_DIR
 
 
 @pytest.mark.browser

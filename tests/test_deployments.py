@@ -174,13 +174,13 @@ def trainer_seam():
     """The train flow hands the trainer its reward factory; skip, naming the missing piece, until it exists."""
     import inspect
 
-    from watercolour import trainer
-    from watercolour.config import preset_names
+    from deployments.presets import preset_names
+    from watercolour.training import trainer
 
     if "smoke" not in preset_names():
         pytest.skip("deployments/presets/smoke.yaml has not landed yet")
     if "make_reward" not in inspect.signature(getattr(trainer, "train", lambda: None)).parameters:
-        pytest.skip("watercolour.trainer.train(config, run_dir, resume, make_reward=...) has not landed yet")
+        pytest.skip("watercolour.training.trainer.train(config, run_dir, resume, make_reward=...) has not landed yet")
 
 
 def run_artifacts(prefect: LocalPrefect, flow_run_id: str, what: str = "") -> list[dict]:
@@ -251,7 +251,7 @@ def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_pref
     paintings, which the artifact carries itself (the UI cannot open files on the training machine)."""
     from playwright.sync_api import sync_playwright
 
-    from watercolour.rollout_store import RolloutStore
+    from watercolour.run_records.rollout_store import RolloutStore
 
     flow_run = local_prefect.run_deployment("train/smoke", overrides=smoke_overrides(tmp_path), fail_at_step=1)
     assert local_prefect.wait(flow_run) == "FAILED"

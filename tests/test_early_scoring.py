@@ -15,12 +15,12 @@ import torch
 from models import tiny_sketcher, tiny_smoke_overrides
 from test_composite import Counted, CountingFactory
 
+from deployments.presets import load_config
 from rewards.aesthetic import build_scorer
-from rewards.composite import CompositeReward, group_seed
-from rewards.judge import build_judge
-from watercolour.config import load_config
-from watercolour.early_scoring import FinishedRows
-from watercolour.rollout_store import RolloutStore
+from rewards.judging.judge import build_judge
+from rewards.scoring.composite import CompositeReward, group_seed
+from watercolour.policy.early_scoring import FinishedRows
+from watercolour.run_records.rollout_store import RolloutStore
 
 
 GENERATIONS = 4
@@ -56,7 +56,7 @@ class AttributingFactory(CountingFactory):
 def test_each_row_is_handed_over_once_with_exactly_its_generated_tokens():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from watercolour.prompt import messages
+    from ground.prompt import messages
 
     folder = tiny_sketcher()
     tokenizer = AutoTokenizer.from_pretrained(folder)
@@ -88,8 +88,8 @@ def test_each_row_is_handed_over_once_with_exactly_its_generated_tokens():
 def test_a_generate_call_over_other_rows_than_the_batch_hands_its_rows_over_alone():
     """TRL's tool loop generates again for a subset of the batch: those rows are not the batch's, so they go to the
     reward without a prompt or columns (rendered only), while the batch's own call hands each row its arguments."""
-    from watercolour.early_scoring import scoring_during_generation
-    from watercolour.prompt import messages
+    from ground.prompt import messages
+    from watercolour.policy.early_scoring import scoring_during_generation
 
     handed: list[dict] = []
 
@@ -118,14 +118,14 @@ def train_one_step(run_dir, early: bool):
     """One training step of the taught policy; what was prefetched (text and keyword arguments), the render
     counts, the service calls (all, and the reward's scoring's own), what the judge was asked, and the step's rows."""
     os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
-    from watercolour.trainer import build_trainer, close_reward
+    from watercolour.training.trainer import build_trainer, close_reward
 
     overrides = {"training.early_scoring": early, "training.per_device_batch_size": len(SUBJECTS) * GENERATIONS}
     config = load_config("smoke", tiny_smoke_overrides(run_dir, 1, GENERATIONS, **overrides))
     clients = {"aesthetic": AttributingFactory(build_scorer), "judge": AttributingFactory(build_judge)}
 
     def counted_reward(config, run_dir, on_scored):
-        return CompositeReward(config, run_dir, on_scored, clients=clients)
+        return CompositeReward(config.scoring, run_dir, on_scored, clients=clients)
 
     trainer = build_trainer(config, run_dir, echo=False, make_reward=counted_reward)
     trainer.train_dataset = trainer.train_dataset.map(lambda _, index: {"subject": SUBJECTS[index]}, with_indices=True)
@@ -198,7 +198,7 @@ def test_the_gil_goes_back_to_the_decoding_thread_sooner_only_while_a_batch_gene
 
     from transformers import LogitsProcessor, LogitsProcessorList
 
-    from watercolour.early_scoring import DECODE_SWITCH_INTERVAL_S, scoring_during_generation
+    from watercolour.policy.early_scoring import DECODE_SWITCH_INTERVAL_S, scoring_during_generation
 
     seen: list[float] = []
 
@@ -245,7 +245,7 @@ def stand_in_trainer(reward):
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from watercolour.prompt import messages
+    from ground.prompt import messages
 
     folder = tiny_sketcher()
     tokenizer = AutoTokenizer.from_pretrained(folder)

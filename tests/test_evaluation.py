@@ -8,9 +8,9 @@ import math
 import pytest
 from models import tiny_sketcher
 
-from watercolour.config import load_config
-from watercolour.curves import CurvesFile, columns
-from watercolour.evaluation import evaluate, format_evaluation, format_summary, reward_trend, summarize_run
+from deployments.presets import load_config
+from watercolour.run_records.curves import CurvesFile, columns, reward_trend
+from watercolour.training.evaluation import evaluate, format_evaluation, format_summary, summarize_run
 
 
 def write_curves(run_dir, rewards, gates=None, zero_std=None, on_subject=None):
@@ -70,8 +70,8 @@ def zero_adapter(tmp_path_factory):
     import torch
     from peft import get_peft_model
 
-    from watercolour.adapter import load_base
-    from watercolour.lora import lora_config
+    from watercolour.policy.adapter import load_base
+    from watercolour.policy.lora import lora_config
 
     torch.manual_seed(0)
     base = str(tiny_sketcher())

@@ -10,12 +10,12 @@ from prefect import flow
 from prefect.task_runners import ThreadPoolTaskRunner
 from servers.loopback import LoopbackServer, Reply, Request
 
-from rewards.composite import CompositeReward
-from rewards.dead_letters import DeadLetterLog
-from rewards.engine_thread import close_engine_thread
+from deployments.presets import load_config
+from rewards.scoring.composite import CompositeReward
+from rewards.scoring.dead_letters import DeadLetterLog
+from rewards.scoring.engine_thread import close_engine_thread
 from tasks.fanout import FannedReward, StepState
-from watercolour.config import load_config
-from watercolour.rollout_store import RolloutStore
+from watercolour.run_records.rollout_store import RolloutStore
 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -77,7 +77,7 @@ def test_dead_letters_carry_the_rollout_step_direct_and_fanned_and_a_resume_drop
             )
 
     async def direct(global_step: int) -> None:
-        reward = CompositeReward(config, tmp_path)
+        reward = CompositeReward(config.scoring, tmp_path)
         try:
             await reward(["p"] * 2, batch, trainer_state=StepState(global_step))
         finally:

@@ -18,10 +18,10 @@ from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from rewards.engine_thread import close_engine_thread
+from deployments.presets import load_config
+from rewards.scoring.engine_thread import close_engine_thread
 from tasks.fanout import FannedReward, FanOutSettings, StepState, make_task_runner
 from tasks.observe import StepReporter
-from watercolour.config import load_config
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,7 +141,7 @@ def test_fan_out_runs_on_a_local_dask_cluster_with_a_browser_pool_per_worker(pre
         with make_task_runner(FanOutSettings(engine="dask", dask_workers=2)) as runner:
             rewards = FannedReward(config, tmp_path, runner=runner)(["p"] * 4, batch, trainer_state=StepState(0))
             engines = runner.client.run(
-                lambda: __import__("rewards.engine_thread").engine_thread.engine_thread_running()
+                lambda: __import__("rewards.scoring.engine_thread").engine_thread.engine_thread_running()
             )
         return rewards, engines
 
@@ -154,7 +154,7 @@ def test_fan_out_runs_on_a_local_dask_cluster_with_a_browser_pool_per_worker(pre
 @pytest.mark.slow
 def test_pool_refresh_reports_moved_pixels_and_verdicts(prefect_server, tmp_path):
     from flows.pool import refresh_pool
-    from watercolour.reference_pool import BUNDLED_POOL
+    from ground.reference_pool import BUNDLED_POOL
 
     seed = tmp_path / "seed"
     seed.mkdir()
@@ -202,7 +202,7 @@ def test_a_scorer_killed_mid_run_gives_dead_letters_and_the_space_still_sleeps_a
     from models import tiny_sketcher
 
     from flows.train import train
-    from watercolour.rollout_store import RolloutStore
+    from watercolour.run_records.rollout_store import RolloutStore
 
     hub.add_space(SPACE, stage="PAUSED")
     run_dir = tmp_path / "run"
@@ -253,7 +253,7 @@ def test_a_scorer_killed_mid_run_gives_dead_letters_and_the_space_still_sleeps_a
 
 def test_the_judge_audit_flow_publishes_its_report_as_an_artifact(prefect_server, tmp_path):
     from flows.judge import audit
-    from watercolour.judge_audit import AuditSettings
+    from watercolour.judge_trust.judge_audit import AuditSettings
 
     result = audit("offline", out_dir=str(tmp_path), settings=AuditSettings(pairs=6, triads=4, challengers=1))
     assert result["backend"].startswith("offline-pool-similarity") and result["flags"] == []
@@ -298,8 +298,8 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
     assert hub.transitions[0][1:] == ("PAUSED", "BUILDING") and hub.transitions[-1][1:] == ("RUNNING", "PAUSED")
     assert hub.spaces[SPACE].sleep_time == 600 and len(hub.calls_to("/pause")) == 1
     # The run names the pool revision it trained against: in its configuration and in its artifact.
-    from watercolour.config import RunConfig
-    from watercolour.reference_pool import pool_revision
+    from ground.reference_pool import pool_revision
+    from ground.run_config import RunConfig
 
     assert result["pool"]["revision"] == pool_revision(None)
     assert RunConfig.load(Path(result["run_dir"]) / "config.yaml").pool_revision == pool_revision(None)

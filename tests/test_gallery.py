@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from watercolour.gallery import GalleryItem, embed_json, write_gallery
-from watercolour.reference_pool import BUNDLED_POOL
+from ground.reference_pool import BUNDLED_POOL
+from watercolour.run_records.gallery import GalleryItem, embed_json, write_gallery
 
 
 HOSTILE_SKETCH = 'function draw() { /* </script><script>document.title = "pwned"</script> */ }'

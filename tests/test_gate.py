@@ -17,8 +17,9 @@ import pytest
 import pytest_asyncio
 
 import watercolour
+from ground.settings import GateSettings
 from renderers import RendererUnavailable
-from rewards.gate import GateSettings, gate, static_check
+from rewards.gate import gate, static_check
 
 
 FIXTURES = Path(watercolour.__file__).parent / "fixtures" / "gate"

@@ -13,16 +13,18 @@ from pathlib import Path
 import pytest
 
 import watercolour
+from ground.prompt import JS_NAMESPACES, P5_CONSTANTS, P5_MATHS, P5_STATEMENTS, system_prompt
+from ground.sketch import inventory
 from rewards.gate import gate, static_check
-from watercolour import procedural
-from watercolour.prompt import JS_NAMESPACES, P5_CONSTANTS, P5_MATHS, P5_STATEMENTS, system_prompt
-from watercolour.sketch import inventory
+from watercolour.policy import procedural
 
 
 PACKAGE = Path(watercolour.__file__).parent
 FIXTURES = PACKAGE / "fixtures" / "gate" / "static"
 EXPECTED = {n: v for n, v in json.loads((FIXTURES / "expected.json").read_text()).items() if n != "_format"}
-SHIPPED = sorted([*(PACKAGE / "pool" / "seed").glob("*.js"), *(PACKAGE.parent / "bench" / "sketches").glob("*.js")])
+SHIPPED = sorted(
+    [*(PACKAGE.parent / "ground" / "seed_pool").glob("*.js"), *(PACKAGE.parent / "bench" / "sketches").glob("*.js")]
+)
 
 
 def fixture(name: str) -> str:

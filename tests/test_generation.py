@@ -10,8 +10,8 @@ import torch
 from pydantic import ValidationError
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
-from watercolour.config import TrainingSettings
-from watercolour.generation import GenerationPlan, enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
+from ground.run_config import TrainingSettings
+from watercolour.policy.generation import GenerationPlan, enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
 
 
 def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu() -> None:
@@ -86,8 +86,8 @@ def test_every_require_grads_hook_is_lifted_for_the_rollout_and_put_back() -> No
 
 
 def test_the_trainers_arguments_keep_trls_default_path_on_cpu(tmp_path: Path) -> None:
-    from watercolour.config import load_config
-    from watercolour.trainer import grpo_args
+    from deployments.presets import load_config
+    from watercolour.training.trainer import grpo_args
 
     args = grpo_args(load_config("smoke"), tmp_path)
     assert args.cache_implementation is None and args.pad_to_multiple_of is None

@@ -1,4 +1,9 @@
-"""The package tree has no import cycle: every import, at module level or inside a function, points one way."""
+"""The house's floors: every import, at module level or inside a function, points down or sideways, never up, and
+no import runs in a circle.
+
+A module's floor is its folder's (the longest entry of FLOORS its name starts with). The README's layout table
+lists the same floors, top first.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,44 @@ from pathlib import Path
 
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("watercolour", "renderers", "rewards", "tasks", "flows", "deployments", "openenv_painting")
+PACKAGES = ("ground", "watercolour", "renderers", "rewards", "tasks", "flows", "deployments", "openenv_painting")
+# Bottom first. A folder imports only from its own floor and the floors below it.
+FLOORS: list[tuple[str, ...]] = [
+    ("ground",),
+    ("renderers",),
+    ("rewards",),
+    ("rewards.judging",),
+    ("rewards.scoring",),
+    ("watercolour.policy", "watercolour.run_records", "watercolour.operations", "deployments"),
+    ("watercolour.episodes", "watercolour.judge_trust", "watercolour.pool"),
+    ("openenv_painting",),
+    ("watercolour.training",),
+    ("watercolour.commands", "watercolour.cli", "tasks", "openenv_painting.server"),
+    ("flows", "watercolour"),
+]
+
+
+def floor_of(module: str) -> int:
+    """The floor of `module`: that of the longest FLOORS entry it is, or lies inside."""
+    matches = [
+        (len(folder), floor)
+        for floor, folders in enumerate(FLOORS)
+        for folder in folders
+        if module == folder or module.startswith(folder + ".")
+    ]
+    if not matches:
+        raise AssertionError(f"{module} stands on no floor: add its folder to FLOORS (and to the README's table)")
+    return max(matches)[1]
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from a module to one on a higher floor, as 'a (floor m) -> b (floor n)'."""
+    return [
+        f"{module} (floor {floor_of(module)}) -> {target} (floor {floor_of(target)})"
+        for module, targets in sorted(graph.items())
+        for target in sorted(targets)
+        if floor_of(target) > floor_of(module)
+    ]
 
 
 def module_name(path: Path) -> str:
@@ -58,8 +100,36 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_module_imports_itself_through_others():
     graph = import_graph()
-    assert "rewards.judge" in graph and graph["rewards.offline_judge"]  # the graph was read
+    assert "rewards.judging.judge" in graph and graph["rewards.judging.offline_judge"]  # the graph was read
     assert find_cycle(graph) is None, f"import cycle: {' -> '.join(find_cycle(graph) or [])}"
+
+
+def test_no_module_imports_from_a_floor_above_its_own():
+    graph = import_graph()
+    assert len(graph) > 100  # the graph was read
+    assert upward_imports(graph) == []
+
+
+def test_the_ground_floor_imports_nothing_of_the_project():
+    graph = import_graph()
+    ground = {module: targets for module, targets in graph.items() if floor_of(module) == 0}
+    assert ground and all(target.startswith("ground") for targets in ground.values() for target in targets)
+
+
+def test_reward_terms_never_see_the_run_configuration():
+    # The engine and the terms take `ground.settings.ScoringSettings`; the run configuration stays above them.
+    graph = import_graph()
+    reaching = sorted(
+        module for module, targets in graph.items() if module.startswith("rewards") and "ground.run_config" in targets
+    )
+    assert reaching == []
+
+
+def test_the_floor_check_finds_an_upward_import():
+    assert upward_imports({"rewards.gate": {"watercolour.training.trainer"}, "flows.train": {"ground.records"}}) == [
+        "rewards.gate (floor 2) -> watercolour.training.trainer (floor 8)"
+    ]
+    assert floor_of("rewards.judging.judge") == 3 and floor_of("openenv_painting.server.app") == 9
 
 
 def test_the_cycle_finder_finds_a_cycle():
@@ -73,3 +143,14 @@ def test_tasks_and_flows_hold_prefect_code_only():
             if path.name != "__init__.py":
                 text = path.read_text()
                 assert "from prefect" in text or "import prefect" in text, f"{path.name} holds no Prefect code"
+
+
+def test_no_folder_of_the_project_holds_more_than_a_dozen_modules():
+    # A folder is a room a reader takes in at once; past a dozen modules it is two rooms.
+    folders = {path.parent for package in (*PACKAGES, "bench", "scripts") for path in (ROOT / package).rglob("*.py")}
+    crowded = {
+        str(folder.relative_to(ROOT)): count
+        for folder in folders
+        if (count := len([path for path in folder.glob("*.py") if path.name != "__init__.py"])) > 12
+    }
+    assert crowded == {}

@@ -11,11 +11,12 @@ from servers.images import blank, flat_blob, layered_wash, solid, width_of
 from servers.loopback import Reply
 from servers.openai_compat import openai_compat_server, verdict
 
+from ground.reference_pool import Reference
+from ground.settings import JudgeSettings
 from rewards.errors import ServiceUnavailable
-from rewards.judge import make_judge
-from rewards.judge_protocol import JudgeSettings, draw_references
-from rewards.openai_judge import OpenAIJudge, parse_verdict, parse_winner
-from watercolour.reference_pool import Reference
+from rewards.judging.judge import make_judge
+from rewards.judging.judge_protocol import draw_references
+from rewards.judging.openai_judge import OpenAIJudge, parse_verdict, parse_winner
 
 
 def rated(name: str, tier: str, png: bytes) -> Reference:

@@ -10,9 +10,10 @@ import shutil
 import pytest
 from servers.openai_compat import openai_compat_server, verdict
 
-from rewards.judge import JudgeSettings, make_judge
+from ground.reference_pool import BUNDLED_POOL, load_pool
+from rewards.judging.judge import JudgeSettings, make_judge
 from watercolour.cli import main
-from watercolour.judge_audit import (
+from watercolour.judge_trust.judge_audit import (
     AlwaysFirstJudge,
     AuditSettings,
     CoinFlipJudge,
@@ -21,7 +22,6 @@ from watercolour.judge_audit import (
     audit_judge,
     run_paintings,
 )
-from watercolour.reference_pool import BUNDLED_POOL, load_pool
 
 
 POOL = load_pool()

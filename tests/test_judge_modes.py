@@ -7,16 +7,16 @@ from statistics import fmean
 import pytest
 from servers.images import solid, width_of
 
-from rewards.curriculum import (
+from ground.reference_pool import Reference
+from rewards.errors import ServiceUnavailable
+from rewards.judging.curriculum import (
     CurriculumSettings,
     draw_by_difficulty,
     recent_win_rate,
     reference_difficulty,
     wanted_difficulty,
 )
-from rewards.errors import ServiceUnavailable
-from rewards.group_judging import group_verdicts, pairings
-from watercolour.reference_pool import Reference
+from rewards.judging.group_judging import group_verdicts, pairings
 
 
 class Counting:

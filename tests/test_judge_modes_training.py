@@ -8,8 +8,8 @@ import os
 import pytest
 from models import tiny_sketcher
 
-from watercolour.config import load_config
-from watercolour.rollout_store import RolloutStore
+from deployments.presets import load_config
+from watercolour.run_records.rollout_store import RolloutStore
 
 
 GENERATIONS = 4
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 def train_two_steps(run_dir, **judge) -> list[dict]:
     os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
-    from watercolour.trainer import build_trainer, close_reward
+    from watercolour.training.trainer import build_trainer, close_reward
 
     overrides = {
         "run_dir": str(run_dir),

@@ -12,7 +12,7 @@ from transformers import Qwen3_5MoeForCausalLM, Qwen3_5MoeTextConfig
 from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe as modeling
 
 from bench.gpu import linear_attention as check
-from watercolour.linear_attention import (
+from watercolour.policy.linear_attention import (
     CHUNK_FUNCTION,
     GatedDeltaBackwardUnavailable,
     KernelFacts,

@@ -43,7 +43,7 @@ def bench_memory(tmp_path: Path, bound_gb: float, *command: str) -> tuple[subpro
 @pytest.mark.slow
 @pytest.mark.timeout(2500)
 def test_the_smoke_presets_first_step_paints_inside_its_memory_bound(tmp_path):
-    from watercolour.rollout_store import RolloutStore
+    from watercolour.run_records.rollout_store import RolloutStore
 
     run_dir = tmp_path / "run"
     completed, result = bench_memory(

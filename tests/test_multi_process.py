@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from models import tiny_smoke_cli
 
-from watercolour.rollout_store import RolloutStore
-from watercolour.run_dir import CHECKPOINTS_DIR
+from watercolour.run_records.rollout_store import RolloutStore
+from watercolour.run_records.run_dir import CHECKPOINTS_DIR
 
 
 PROCESSES = 2

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from watercolour import policy
-from watercolour.config import load_config
-from watercolour.records import RewardParts
-from watercolour.rollout_store import RolloutStore
+from deployments.presets import load_config
+from ground.records import RewardParts
+from watercolour.policy import loading as policy
+from watercolour.run_records.rollout_store import RolloutStore
 
 
 STEPS = 2
@@ -59,7 +59,7 @@ def trained(folder, tmp_path_factory):
     """Two GRPO steps of the tiny folder, named as a run names its policy: (trainer, initial LoRA, config, run_dir)."""
     run_dir = tmp_path_factory.mktemp("run")
     os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
-    from watercolour.trainer import build_trainer
+    from watercolour.training.trainer import build_trainer
 
     overrides = {
         "run_dir": str(run_dir),
@@ -138,7 +138,7 @@ def test_every_rollout_is_recorded(trained):
 
 
 def test_the_adapter_loads_back_verified_into_the_same_class(trained, tmp_path):
-    from watercolour.adapter import export_adapter, load_policy
+    from watercolour.policy.adapter import export_adapter, load_policy
 
     trainer, _, config, _ = trained
     adapter_dir = export_adapter(trainer, tmp_path / "adapter", base_model=config.training.model)
@@ -156,7 +156,7 @@ def test_the_text_only_class_an_auto_class_picks_is_refused(trained, tmp_path):
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from watercolour.adapter import AdapterLoadError, export_adapter, verify_adapter
+    from watercolour.policy.adapter import AdapterLoadError, export_adapter, verify_adapter
 
     trainer, _, config, _ = trained
     adapter_dir = export_adapter(trainer, tmp_path / "adapter", base_model=config.training.model)

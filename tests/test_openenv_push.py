@@ -37,7 +37,7 @@ def test_the_bundle_is_the_tracked_files_of_the_package_and_the_engine(bundle) -
     }
     for required in ("openenv.yaml", "__init__.py", "client.py", "README.md", "Dockerfile", "pyproject.toml"):
         assert (bundle / required).is_file(), required
-    assert (bundle / "watercolour" / "pool" / "seed").is_dir(), "the reference pool the judge draws from"
+    assert (bundle / "ground" / "seed_pool").is_dir(), "the reference pool the judge draws from"
 
 
 def test_the_dockerfile_copies_every_part_of_the_bundle(bundle) -> None:
@@ -106,7 +106,7 @@ def test_openenv_push_uploads_the_bundle_as_a_docker_space(bundle, hub, tmp_path
     assert card["sdk"] == "docker" and card["app_port"] == 8000 and "openenv" in card["tags"]
     for path in ("Dockerfile", "openenv.yaml", "client.py", "server/app.py", "server/asgi.py", "requirements.lock"):
         assert path in uploaded, path
-    for engine in ("renderers/", "rewards/", "watercolour/"):
+    for engine in ("ground/", "renderers/", "rewards/", "watercolour/"):
         assert any(path.startswith(engine) for path in uploaded), engine
     assert not [path for path in uploaded if {"__pycache__", ".venv", "node_modules"} & set(path.split("/"))]
     assert not [path for path in uploaded if path.endswith(".pyc")]

@@ -12,9 +12,9 @@ import os
 import pytest
 from models import tiny_painter
 
+from deployments.presets import load_config
 from openenv_painting.server.app import ServerSettings, serving
-from watercolour.config import load_config
-from watercolour.rollout_store import RolloutStore
+from watercolour.run_records.rollout_store import RolloutStore
 
 
 GENERATIONS = 2
@@ -38,7 +38,7 @@ def overrides(run_dir) -> dict:
 
 
 def run(run_dir, extra):
-    from watercolour.trainer import build_trainer, close_reward
+    from watercolour.training.trainer import build_trainer, close_reward
 
     trainer = build_trainer(load_config("repaint", {**overrides(run_dir), **extra}), run_dir, echo=False)
     try:

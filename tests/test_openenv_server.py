@@ -17,11 +17,12 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from deployments.presets import load_config
+from ground.run_config import OpenEnvSettings
 from openenv_painting.client import AtCapacity, PaintingClient
 from openenv_painting.models import PaintAction
 from openenv_painting.server.app import ServerSettings, SettingsMismatch, serving
-from watercolour.config import OpenEnvSettings, load_config
-from watercolour.service_health import ServiceDown, probe_environment, services_to_check
+from watercolour.operations.service_health import ServiceDown, probe_environment, services_to_check
 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -161,10 +162,10 @@ def wait_for_sessions(url: str, active: int, within_s: float) -> bool:
 
 
 def test_a_two_painting_episode_through_the_server_matches_the_in_process_episode(server, tmp_path):
+    from ground.run_config import RepaintSettings
     from openenv_painting.remote_env import RemotePaintingEnv
-    from rewards.scoring_engine import ScoringEngine
-    from watercolour.config import RepaintSettings
-    from watercolour.painting_env import PaintingEnv
+    from rewards.scoring.scoring_engine import ScoringEngine
+    from watercolour.episodes.painting_env import PaintingEnv
 
     sketches = [(SKETCHES / "rose_cosmos.js").read_text(), (GATE / "bare_ellipse.js").read_text()]
     config = offline_config(tmp_path)
@@ -176,7 +177,7 @@ def test_a_two_painting_episode_through_the_server_matches_the_in_process_episod
         return opening, texts, env.reward
 
     async def in_process():
-        engine = ScoringEngine(config, tmp_path)
+        engine = ScoringEngine(config.scoring, tmp_path)
         try:
             return await episode(PaintingEnv(engine, settings, step=lambda: 2))
         finally:
@@ -193,10 +194,10 @@ def test_a_two_painting_episode_through_the_server_matches_the_in_process_episod
 
 
 def test_a_vlm_policy_is_shown_the_png_through_the_server_as_in_process(server, tmp_path):
+    from ground.run_config import RepaintSettings
     from openenv_painting.remote_env import RemotePaintingEnv
-    from rewards.scoring_engine import ScoringEngine
-    from watercolour.config import RepaintSettings
-    from watercolour.painting_env import PaintingEnv
+    from rewards.scoring.scoring_engine import ScoringEngine
+    from watercolour.episodes.painting_env import PaintingEnv
 
     sketch = (SKETCHES / "peach_hibiscus.js").read_text()
     settings = RepaintSettings(turns=2, vision=True)  # the server's episodes allow two
@@ -206,7 +207,7 @@ def test_a_vlm_policy_is_shown_the_png_through_the_server_as_in_process(server, 
         return await env.paint(sketch)
 
     async def in_process():
-        engine = ScoringEngine(offline_config(tmp_path), tmp_path)
+        engine = ScoringEngine(offline_config(tmp_path).scoring, tmp_path)
         try:
             return await painted(PaintingEnv(engine, settings, step=lambda: 5))
         finally:

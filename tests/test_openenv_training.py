@@ -12,9 +12,9 @@ import os
 import pytest
 from models import tiny_smoke_overrides
 
+from deployments.presets import load_config
 from openenv_painting.server.app import ServerSettings, serving
-from watercolour.config import load_config
-from watercolour.rollout_store import RolloutStore
+from watercolour.run_records.rollout_store import RolloutStore
 
 
 STEPS = 2
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def run(run_dir, extra):
-    from watercolour.trainer import build_trainer, close_reward
+    from watercolour.training.trainer import build_trainer, close_reward
 
     config = load_config(
         "smoke", tiny_smoke_overrides(run_dir, STEPS, GENERATIONS, **{"training.learning_rate": 1e-2, **extra})

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from openenv_painting import manifest, trajectories
+from deployments.presets import load_config
+from openenv_painting import trajectories
+from openenv_painting.server import manifest
 from openenv_painting.server.app import ServerSettings, serving
-from watercolour.config import load_config
 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -38,7 +39,7 @@ def validate(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_shipped_manifest_and_episodes_are_the_offline_presets() -> None:
     assert (PACKAGE / "openenv.yaml").read_text() == manifest.render(load_config("offline"), "offline"), (
-        "run `python -m openenv_painting.manifest`"
+        "run `python -m openenv_painting.server.manifest`"
     )
     for name, text in trajectories.files().items():
         assert (PACKAGE / "validation" / name).read_text() == text, "run `python -m openenv_painting.trajectories`"
@@ -138,11 +139,11 @@ def test_the_oracle_script_reaches_the_declared_reward_through_the_server(server
 
 
 async def test_canaries_score_the_floor_and_the_oracle_stands_the_margin_above(tmp_path: Path, browser_pool) -> None:
+    from ground.run_config import RepaintSettings
     from openenv_painting.server.environment import PaintingEnvironment
-    from rewards.scoring_engine import ScoringEngine
-    from watercolour.config import RepaintSettings
+    from rewards.scoring.scoring_engine import ScoringEngine
 
-    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}), tmp_path, pool=browser_pool)
+    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, pool=browser_pool)
     env = PaintingEnvironment(engine, RepaintSettings())
     for canary in trajectories.canaries():
         observations = await trajectories.play(env, canary)
@@ -166,13 +167,13 @@ def replayed(observations: list) -> list[dict]:
 async def test_an_episode_replays_from_its_seed_in_process_as_through_the_server(
     server, tmp_path: Path, browser_pool
 ) -> None:
+    from ground.run_config import RepaintSettings
     from openenv_painting.server.environment import PaintingEnvironment
-    from rewards.scoring_engine import ScoringEngine
-    from watercolour.config import RepaintSettings
+    from rewards.scoring.scoring_engine import ScoringEngine
 
     oracle = trajectories.oracle()
     # A fresh engine (its own content cache) against the server's: the replay is computed again, not remembered.
-    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}), tmp_path, pool=browser_pool)
+    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, pool=browser_pool)
     env = PaintingEnvironment(engine, RepaintSettings())
     local = await trajectories.play(env, oracle)
     remote = await trajectories.play_remote(server, oracle)
@@ -196,7 +197,7 @@ def test_the_remote_episode_offers_the_in_process_tool_and_nothing_else() -> Non
     from transformers.utils import get_json_schema
 
     from openenv_painting.remote_env import RemotePaintingEnv
-    from watercolour.painting_env import PaintingEnv
+    from watercolour.episodes.painting_env import PaintingEnv
 
     def tools(cls: type) -> list[str]:
         members = inspect.getmembers(cls, predicate=inspect.isfunction)

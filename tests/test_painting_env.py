@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rewards.dead_letters import DeadLetterLog
-from rewards.scoring_engine import ScoringEngine
-from watercolour.config import RepaintSettings, load_config
-from watercolour.painting_env import EpisodeFactory, PaintingEnv, episode_reward
+from deployments.presets import load_config
+from ground.run_config import RepaintSettings
+from rewards.scoring.dead_letters import DeadLetterLog
+from rewards.scoring.scoring_engine import ScoringEngine
+from watercolour.episodes.painting_env import EpisodeFactory, PaintingEnv, episode_reward
 
 
 pytestmark = pytest.mark.browser
@@ -26,7 +27,7 @@ function draw() { translate(-width / 2, -height / 2); background("#f6f0e4"); bru
 
 
 def engine(tmp_path: Path, pool, **overrides) -> ScoringEngine:
-    return ScoringEngine(load_config("offline", {"run_dir": str(tmp_path), **overrides}), tmp_path, pool=pool)
+    return ScoringEngine(load_config("offline", {"run_dir": str(tmp_path), **overrides}).scoring, tmp_path, pool=pool)
 
 
 def test_only_paint_is_a_tool_and_it_is_documented_for_the_chat_template() -> None:

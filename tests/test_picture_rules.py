@@ -12,8 +12,8 @@ import io
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
+from ground.reference_pool import load_pool
 from rewards import picture_rules
-from watercolour.reference_pool import load_pool
 
 
 POOL = load_pool()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from watercolour import policy
+from watercolour.policy import loading as policy
 
 
 # The converted model is cached where `make run` puts it (data/ is gitignored), so only the first run pays ~30 s.
@@ -52,7 +52,7 @@ def test_conversion_gives_a_plain_model_folder_that_loads_and_generates():
 def test_tiny_random_policy_is_a_small_chat_model(tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from watercolour.prompt import messages
+    from ground.prompt import messages
 
     folder = Path(policy.resolve_model(policy.TINY_RANDOM, data_dir=tmp_path))
     assert folder == tmp_path / "models" / policy.TINY_RANDOM

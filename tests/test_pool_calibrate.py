@@ -7,10 +7,10 @@ import json
 from servers.images import layered_wash
 from servers.openai_compat import openai_compat_server, verdict
 
-from rewards.judge_protocol import JudgeSettings
+from ground.reference_pool import BUNDLED_POOL, load_pool
+from ground.settings import JudgeSettings
 from watercolour.cli import main
-from watercolour.pool_tools.calibrate import band, calibrate, find_paintings
-from watercolour.reference_pool import BUNDLED_POOL, load_pool
+from watercolour.pool.calibrate import band, calibrate, find_paintings
 
 
 def test_bands_split_at_a_quarter_and_three_quarters():

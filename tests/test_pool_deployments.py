@@ -26,7 +26,7 @@ from servers.generator import critic_server, writer_server
 from servers.hub import HubLoopback
 from test_deployments import ROOT, LocalPrefect, free_port
 
-from watercolour.reference_pool import BUNDLED_POOL
+from ground.reference_pool import BUNDLED_POOL
 
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -122,7 +122,7 @@ def artifact_data(prefect: LocalPrefect, flow_run_id: str, key: str) -> list:
 
 def rated_candidates(folder: Path) -> Path:
     """A generated folder of two candidates, one of them rated."""
-    from watercolour.pool_tools.candidates import Candidate, Ratings, append_candidate, write_ratings
+    from watercolour.pool.candidates import Candidate, Ratings, append_candidate, write_ratings
 
     folder.mkdir(parents=True)
     for name in ("red_poppy", "orange_poppy"):
@@ -290,7 +290,7 @@ def test_the_scheduled_refresh_queues_candidates_for_thin_subjects(prefect, runs
 def test_a_run_left_waiting_fails_clearly_and_keeps_every_rating(prefect, runs):
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from watercolour.pool_tools.rate import NotWaiting, RatingDesk
+    from watercolour.pool.rate import NotWaiting, RatingDesk
 
     flow_run, root = runs.started["waiting"]
     folder = root / "queued"

@@ -7,9 +7,9 @@ import json
 import pytest
 from servers.generator import CRITIQUE, critic_server, writer_server
 
-from watercolour.pool_tools.candidates import read_candidates
-from watercolour.pool_tools.generate import GenerateSettings, generate, load_photos
-from watercolour.reference_pool import BUNDLED_POOL
+from ground.reference_pool import BUNDLED_POOL
+from watercolour.pool.candidates import read_candidates
+from watercolour.pool.generate import GenerateSettings, generate, load_photos
 
 
 def photo_folder(tmp_path):

@@ -6,16 +6,16 @@ import json
 
 import pytest
 
+from ground.reference_pool import BUNDLED_POOL, load_pool
 from watercolour.cli import main
-from watercolour.pool_tools.candidates import Candidate, Ratings, append_candidate, write_ratings
-from watercolour.pool_tools.pack import (
+from watercolour.pool.candidates import Candidate, Ratings, append_candidate, write_ratings
+from watercolour.pool.pack import (
     bundled_rows,
     candidate_rows,
     pool_revision,
     references_from_dataset,
     write_pool,
 )
-from watercolour.reference_pool import BUNDLED_POOL, load_pool
 
 
 def rated_folder(tmp_path, tiers: dict[str, str]):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from watercolour.pool_tools.plan import latest_pool, refresh_plan
-from watercolour.reference_pool import Reference
+from ground.reference_pool import Reference
+from watercolour.pool.plan import latest_pool, refresh_plan
 
 
 def reference(name: str, subject: str, tier: str = "love") -> Reference:

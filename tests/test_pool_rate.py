@@ -9,12 +9,13 @@ import threading
 import pytest
 from servers.generator import critic_server, writer_server
 
-from rewards.judge import make_judge
-from rewards.judge_protocol import JudgeSettings, draw_references
+from ground.reference_pool import load_pool
+from ground.settings import JudgeSettings
+from rewards.judging.judge import make_judge
+from rewards.judging.judge_protocol import draw_references
 from watercolour.cli import main
-from watercolour.pool_tools.candidates import Candidate, append_candidate, read_ratings
-from watercolour.pool_tools.rate import RatingDesk, make_server
-from watercolour.reference_pool import load_pool
+from watercolour.pool.candidates import Candidate, append_candidate, read_ratings
+from watercolour.pool.rate import RatingDesk, make_server
 
 
 def candidate(folder, name: str, passed: bool = True) -> Candidate:
@@ -158,7 +159,7 @@ def test_the_grid_view_rates_the_focused_candidate_by_keyboard_and_survives_a_re
 
 
 def test_submitted_ratings_are_merged_into_the_saved_ones_and_unknown_ids_are_refused(tmp_path):
-    from watercolour.pool_tools.candidates import RatingsSubmitted, merge_submitted
+    from watercolour.pool.candidates import RatingsSubmitted, merge_submitted
 
     for name in ("cand_0000", "cand_0001"):
         candidate(tmp_path, name)
@@ -171,7 +172,7 @@ def test_submitted_ratings_are_merged_into_the_saved_ones_and_unknown_ids_are_re
 
 
 def test_finishing_with_no_flow_run_waiting_names_the_problem(tmp_path):
-    from watercolour.pool_tools.rate import NotWaiting
+    from watercolour.pool.rate import NotWaiting
 
     candidate(tmp_path, "cand_0000")
     with pytest.raises(NotWaiting, match="no flow run waits"):

@@ -6,20 +6,20 @@ import re
 
 import pytest
 
+from ground.palettes import SPECIES
+from ground.prompt import SUBJECTS, messages
+from ground.sketch import extract_sketch
 from rewards.gate import gate, static_check
-from watercolour.procedural import (
+from watercolour.policy.procedural import (
     COMPACT_REACH,
     HEARTS,
     MAX_SHAPES,
-    SPECIES,
     ProceduralPolicy,
     compact_sketch,
     completion,
     generate_sketch,
     plan_flower,
 )
-from watercolour.prompt import SUBJECTS, messages
-from watercolour.sketch import extract_sketch
 
 
 SEEDS = range(200)
@@ -156,7 +156,7 @@ async def test_rendered_samples_pass_the_full_gate(browser_pool, seed):
 
 
 def test_a_compact_sketch_paints_a_named_heart_in_its_colour():
-    from watercolour.procedural import PALETTES
+    from ground.palettes import PALETTES
 
     for seed in range(5):
         sketch = compact_sketch(seed, "a white hibiscus with a crimson eye")
@@ -166,8 +166,9 @@ def test_a_compact_sketch_paints_a_named_heart_in_its_colour():
 
 
 def test_named_sketches_are_the_compact_sketches_with_css_colour_names():
+    from ground.palettes import PALETTES
     from rewards.subject_match import subject_colours
-    from watercolour.procedural import NAMED_WASHES, PALETTES, reply
+    from watercolour.policy.procedural import NAMED_WASHES, reply
 
     for seed, subject in enumerate(SUBJECTS):
         hexes, names = compact_sketch(seed, subject), compact_sketch(seed, subject, named_colours=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from watercolour import prompt
+from ground import prompt
 
 
 TEN = {

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from ground.reference_pool import BUNDLED_POOL, PoolError, by_tier, load_pool
 from rewards.gate import static_check
-from watercolour.reference_pool import BUNDLED_POOL, PoolError, by_tier, load_pool
 
 
 def test_seed_pool_holds_at_least_24_project_rated_references_in_both_tiers():

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from deployments.presets import load_config
+from ground.palettes import PALETTES
+from ground.run_config import RepaintSettings
 from rewards.gate import static_check
-from rewards.scoring_engine import ScoringEngine
-from watercolour.config import RepaintSettings, load_config
-from watercolour.observation import PictureFacts
-from watercolour.procedural import COMPACT_REACH_LIMIT, PALETTES, compact_sketch
-from watercolour.repaint_examples import COVERAGE_TARGET, GROWTH, LAST_REPLY, episode_rows, revision
+from rewards.scoring.scoring_engine import ScoringEngine
+from watercolour.episodes.observation import PictureFacts
+from watercolour.episodes.repaint_examples import COVERAGE_TARGET, GROWTH, LAST_REPLY, episode_rows, revision
+from watercolour.policy.procedural import COMPACT_REACH_LIMIT, compact_sketch
 
 
 def facts(coverage: float) -> PictureFacts:
@@ -43,7 +45,7 @@ def test_a_revised_compact_sketch_changes_only_the_reach_or_the_wash() -> None:
 @pytest.mark.browser
 async def test_taught_episodes_call_paint_twice_with_the_real_observation_between(tmp_path: Path, browser_pool):
     config = load_config("repaint", {"run_dir": str(tmp_path)})
-    engine = ScoringEngine(config, tmp_path, pool=browser_pool)
+    engine = ScoringEngine(config.scoring, tmp_path, pool=browser_pool)
     rows = await episode_rows(engine, RepaintSettings(turns=2), 2, "a peach hibiscus", seed=0, prompt="short")
 
     assert len(rows) == 2
@@ -66,9 +68,9 @@ def test_only_the_policys_turns_are_taught_not_the_observations() -> None:
     from transformers import AutoTokenizer
     from trl.chat_template_utils import get_training_chat_template
 
-    from watercolour.policy import resolve_model
-    from watercolour.repaint_examples import call
-    from watercolour.tool_chat import use_tool_template
+    from watercolour.episodes.repaint_examples import call
+    from watercolour.episodes.tool_chat import use_tool_template
+    from watercolour.policy.loading import resolve_model
 
     tokenizer = use_tool_template(AutoTokenizer.from_pretrained(resolve_model("smollm2-135m-instruct")))
     chat = [

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from models import tiny_painter
 
-from watercolour.config import load_config
-from watercolour.records import rollout_step
-from watercolour.rollout_store import RolloutStore
+from deployments.presets import load_config
+from ground.records import rollout_step
+from watercolour.run_records.rollout_store import RolloutStore
 
 
 STEPS = 2
@@ -26,7 +26,7 @@ def trained(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("repaint-run")
     os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    from watercolour.trainer import build_trainer, close_reward
+    from watercolour.training.trainer import build_trainer, close_reward
 
     config = load_config(
         "repaint",
@@ -52,7 +52,7 @@ def trained(tmp_path_factory):
 
     trainer = build_trainer(config, run_dir, echo=False, step_hook=step_hook)
     trainer.steps_seen = steps
-    # The real prefetch and the real engine's score, recording what each was handed (`watercolour.paint_ahead`):
+    # The real prefetch and the real engine's score, recording what each was handed (`watercolour.training.paint_ahead`):
     # the episodes' `paint` scores through the same engine.
     prefetch, trainer.prefetched = trainer.paint_ahead, []
     engine = prefetch.__self__
@@ -105,8 +105,8 @@ def test_every_turn_of_every_episode_is_recorded_with_its_observation(trained):
 
 
 def test_the_gallery_shows_an_episode_as_its_turns_side_by_side(trained):
-    from watercolour.gallery import write_gallery
-    from watercolour.rollout_store import gallery_items
+    from watercolour.run_records.gallery import write_gallery
+    from watercolour.run_records.rollout_store import gallery_items
 
     _, _, _, run_dir = trained
     items = gallery_items(RolloutStore(run_dir, GENERATIONS).rows(), run_dir / "gallery", run_dir)
@@ -143,7 +143,7 @@ def test_the_step_hook_sees_every_step_with_each_episodes_final_painting(trained
 
 
 def test_a_repaint_run_refuses_several_processes():
-    from watercolour.trainer import RepaintInOneProcess, refuse_repaint_in_processes
+    from watercolour.training.trainer import RepaintInOneProcess, refuse_repaint_in_processes
 
     config = load_config("repaint", {})
     refuse_repaint_in_processes(config, 1)
@@ -224,8 +224,8 @@ def test_each_paint_call_was_answered_ahead_under_its_episodes_seed(trained):
 
 
 def test_a_turns_rows_are_told_their_episodes_seed_from_the_batch_prompts():
-    from rewards.composite import group_seed
-    from watercolour.paint_ahead import episode_seeds
+    from rewards.scoring.composite import group_seed
+    from watercolour.training.paint_ahead import episode_seeds
 
     batch_ids = [[1, 2, 3], [1, 2, 3], [1, 2, 4, 5]]
     prompts = ["poppy", "poppy", "iris"]
@@ -236,7 +236,7 @@ def test_a_turns_rows_are_told_their_episodes_seed_from_the_batch_prompts():
 def test_a_paint_call_is_read_from_a_reply_as_trl_parses_it(trained):
     from trl.chat_template_utils import parse_response
 
-    from watercolour.paint_ahead import paint_calls
+    from watercolour.training.paint_ahead import paint_calls
 
     tokenizer = trained[0]._tokenizer
     prompt = [{"role": "user", "content": "Paint a poppy."}]

@@ -11,7 +11,7 @@ import os
 import pytest
 from models import tiny_vision_painter
 
-from watercolour.config import load_config
+from deployments.presets import load_config
 
 
 GENERATIONS = 2
@@ -25,7 +25,7 @@ def test_a_vision_policy_sees_its_painting_in_the_tool_result_and_trains(tmp_pat
     from PIL import Image
     from transformers import ProcessorMixin
 
-    from watercolour.trainer import build_trainer, close_reward
+    from watercolour.training.trainer import build_trainer, close_reward
 
     config = load_config(
         "repaint",

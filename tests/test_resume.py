@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from models import tiny_smoke_cli
 
-from watercolour.config import RunConfig
-from watercolour.curves import CurvesFile
-from watercolour.reference_pool import pool_revision
-from watercolour.rollout_store import RolloutStore
+from ground.reference_pool import pool_revision
+from ground.run_config import RunConfig
+from watercolour.run_records.curves import CurvesFile
+from watercolour.run_records.rollout_store import RolloutStore
 
 
 STEPS = 4

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from watercolour.config import load_config
-from watercolour.reference_pool import load_pool
-from watercolour.reward_hacks import HACKS_DIR, hacks_markdown, measure_hacks
+from deployments.presets import load_config
+from ground.reference_pool import load_pool
+from watercolour.judge_trust.reward_hacks import HACKS_DIR, hacks_markdown, measure_hacks
 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -37,7 +37,7 @@ async def test_each_hack_passes_the_gate_and_the_table_marks_what_it_fools(tmp_p
 
 
 def test_a_hack_that_could_not_be_measured_says_why_not_refused() -> None:
-    from watercolour.reward_hacks import HackTable, Scored
+    from watercolour.judge_trust.reward_hacks import HackTable, Scored
 
     scores = {"length": None, "aesthetic": None, "judge": None, "reward": None}
     row = Scored(name="confetti", passed=False, dead_letter="render: renderer unavailable", scores=scores)

@@ -8,15 +8,16 @@ from pathlib import Path
 import pytest
 from transformers import TrainerState
 
-from rewards.scoring_engine import ScoringEngine, log_means
+from deployments.presets import load_config
+from ground.records import TermScore
+from ground.run_config import RunConfig
+from rewards.scoring.scoring_engine import ScoringEngine, log_means
+from rewards.scoring.terms import register, unregister
 from rewards.term import Admitted, RewardTerm
-from rewards.terms import register, unregister
 from tasks.observe import reward_rows
-from watercolour.config import load_config
-from watercolour.curves import CurvesFile, curve_row
-from watercolour.evaluation import format_evaluation, side_stats
-from watercolour.records import TermScore
-from watercolour.rollout_store import RolloutStore
+from watercolour.run_records.curves import CurvesFile, curve_row
+from watercolour.run_records.rollout_store import RolloutStore
+from watercolour.training.evaluation import format_evaluation, side_stats
 
 
 pytestmark = pytest.mark.browser
@@ -60,7 +61,7 @@ async def test_a_registered_toy_term_reaches_reward_curves_store_artifacts_and_t
     # The one preset line: the toy's weight, taken from the aesthetic's so the weights still sum to 1.
     weights = {"gate": 0.05, "length": 0.05, "judge": 0.0, "aesthetic": 0.8, "toy": 0.1}
     config = load_config("offline", {"weights": weights, "run_dir": str(tmp_path)})
-    engine = ScoringEngine(config, tmp_path, pool=browser_pool)
+    engine = ScoringEngine(config.scoring, tmp_path, pool=browser_pool)
     try:
         parts = await engine.score([flower_sketch, "no sketch"], [0, 0], step=1)
     finally:
@@ -90,7 +91,7 @@ async def test_a_registered_toy_term_reaches_reward_curves_store_artifacts_and_t
 async def test_a_term_at_weight_zero_is_never_built_and_an_unregistered_weight_is_refused(
     toy_term, tmp_path: Path, browser_pool, flower_sketch: str
 ) -> None:
-    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}), tmp_path, pool=browser_pool)
+    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, pool=browser_pool)
     try:
         (parts,) = await engine.score([flower_sketch], [0], step=None)
     finally:
@@ -100,5 +101,11 @@ async def test_a_term_at_weight_zero_is_never_built_and_an_unregistered_weight_i
     try:
         with pytest.raises(ValueError, match="no reward term named toy"):
             load_config("offline", {"weights": {"aesthetic": 0.2, "toy": 0.1}})
+        # A configuration built some other way meets the same refusal when the engine is built.
+        unchecked = RunConfig.model_validate(
+            {"name": "offline", "aesthetic": {}, "judge": {}, "weights": {"aesthetic": 0.2, "toy": 0.1}}
+        )
+        with pytest.raises(ValueError, match="no reward term named toy"):
+            ScoringEngine(unchecked.scoring, tmp_path)
     finally:
         register(TOY)

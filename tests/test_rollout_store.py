@@ -9,9 +9,9 @@ import pytest
 from PIL import Image
 from transformers import TrainerState
 
-from watercolour.curves import CurvesFile, columns, curve_row, rollout_summary
-from watercolour.records import DeadLetter, GateVerdict, RenderResult, RewardParts, sketch_hash
-from watercolour.rollout_store import RolloutStore, gallery_items
+from ground.records import DeadLetter, GateVerdict, RenderResult, RewardParts, sketch_hash
+from watercolour.run_records.curves import CurvesFile, columns, curve_row, rollout_summary
+from watercolour.run_records.rollout_store import RolloutStore, gallery_items
 
 
 GENERATIONS = 2

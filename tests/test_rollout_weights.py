@@ -11,8 +11,8 @@ from models import tiny_smoke_overrides
 from peft import LoraConfig, get_peft_model
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from watercolour.config import load_config
-from watercolour.rollout_weights import MergedForRollouts, lora_layers
+from deployments.presets import load_config
+from watercolour.policy.rollout_weights import MergedForRollouts, lora_layers
 
 
 def lora_policy(dtype: torch.dtype) -> torch.nn.Module:
@@ -84,8 +84,8 @@ def test_a_rollout_that_fails_still_restores_the_base() -> None:
 def grpo_run(run_dir: Path, merge: bool) -> tuple[list[str], dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """Two GRPO steps of the taught tiny policy: (step 2's completions, base weights before, base weights after)."""
     os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
-    from watercolour.rollout_store import RolloutStore
-    from watercolour.trainer import build_trainer, close_reward
+    from watercolour.run_records.rollout_store import RolloutStore
+    from watercolour.training.trainer import build_trainer, close_reward
 
     overrides = tiny_smoke_overrides(
         run_dir, 2, 4, **{"training.learning_rate": 1e-2, "training.generation_merge_adapter": merge}

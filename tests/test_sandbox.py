@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from ground.records import RenderResult
+from ground.settings import GateSettings
 from renderers import BrowserPool
-from rewards.gate import GateSettings, gate, runtime_violations, static_check
-from watercolour.records import RenderResult
+from rewards.gate import gate, runtime_violations, static_check
 
 
 FIXTURES = Path(__file__).parent / "sandbox"

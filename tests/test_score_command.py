@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rewards.terms import term_names
+from rewards.scoring.terms import term_names
 from watercolour.cli import main
 
 

@@ -18,7 +18,8 @@ import httpx
 import pytest
 from servers.images import blank, layered_wash, solid
 
-from rewards.aesthetic import AestheticSettings, HPSv3Scorer, hps_score
+from ground.settings import AestheticSettings
+from rewards.aesthetic import HPSv3Scorer, hps_score
 from rewards.errors import ServiceUnavailable
 
 

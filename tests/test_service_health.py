@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from servers.loopback import LoopbackServer, Reply, Request
 
-from rewards.judge_protocol import JudgeSettings
-from watercolour.config import load_config
-from watercolour.service_health import ServiceDown, ping_judge, services_to_check
+from deployments.presets import load_config
+from ground.settings import JudgeSettings
+from watercolour.operations.service_health import ServiceDown, ping_judge, services_to_check
 
 
 def chat_reply(request: Request) -> Reply:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from watercolour.sketch import candidate_source, extract_sketch, inventory
+from ground.sketch import candidate_source, extract_sketch, inventory
 
 
 def wrap(body: str) -> str:

@@ -8,8 +8,8 @@ import pytest
 from conftest import HUB_TOKEN
 from servers.hub import HubLoopback
 
-from watercolour.space_control import (
-    SpaceSettings,
+from ground.run_config import SpaceSettings
+from watercolour.operations.space_control import (
     SpaceUnavailable,
     set_sleep_backstop,
     sleep_space,
@@ -116,7 +116,7 @@ def test_cli_wakes_and_pauses_with_the_same_code(hub, capsys):
 
 
 def test_publish_uploads_the_adapter_and_only_rollouts_and_curves(hub, tmp_path):
-    from watercolour.publish import PublishSettings, publish
+    from watercolour.operations.publish import PublishSettings, publish
 
     run = tmp_path / "run"
     for name, data in {

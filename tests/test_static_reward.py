@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import pickle
 
+from deployments.presets import load_config
+from ground.reference_pool import load_pool
 from rewards.length import length_score
-from rewards.static import StaticReward
-from watercolour.config import load_config
-from watercolour.reference_pool import load_pool
+from rewards.scoring.static import StaticReward
 
 
 def test_static_reward_pays_gate_and_length_and_refuses_cheats(tmp_path):
     seen = []
-    reward = StaticReward(load_config("offline"), tmp_path, on_scored=lambda *args: seen.append(args))
+    reward = StaticReward(load_config("offline").scoring, tmp_path, on_scored=lambda *args: seen.append(args))
     sketch = load_pool()[0].sketch
     cheat = sketch.replace("brush.circle(", "ellipse(")
     rewards = asyncio.run(reward([["prompt"]] * 3, [f"```js\n{sketch}\n```", cheat, "I cannot paint."]))
@@ -26,5 +26,5 @@ def test_static_reward_pays_gate_and_length_and_refuses_cheats(tmp_path):
 
 
 def test_static_reward_pickles(tmp_path):
-    reward = pickle.loads(pickle.dumps(StaticReward(load_config("offline"), tmp_path)))
+    reward = pickle.loads(pickle.dumps(StaticReward(load_config("offline").scoring, tmp_path)))
     assert asyncio.run(reward([["p"]], ["no sketch here"])) == [0.0]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from rewards.judge_protocol import JudgeSettings
+from ground.palettes import PALETTES
+from ground.prompt import SUBJECTS
+from ground.reference_pool import load_pool
+from ground.settings import JudgeSettings
+from rewards.judging.offline_judge import PoolSimilarityJudge
 from rewards.offline_aesthetic import ImageStatsScorer
-from rewards.offline_judge import PoolSimilarityJudge
 from rewards.subject_match import neighbours, subject_colours, subject_match, target_hue
-from watercolour.procedural import PALETTES, compact_sketch
-from watercolour.prompt import SUBJECTS
-from watercolour.reference_pool import load_pool
+from watercolour.policy.procedural import compact_sketch
 
 
 # The compact sketch of a white flower paints its shadow in this one grey violet (procedural.compact_sketch).
@@ -111,8 +112,8 @@ def test_every_subject_in_its_palette_outscores_the_same_sketch_in_a_wrong_one(f
 def test_every_subject_in_its_css_names_is_on_subject_and_each_of_its_neighbours_is_off():
     """The demo's warm start paints a subject and its neighbours in CSS names (`procedural.NAMED_WASHES`); GRPO can
     only learn the subject if the subject's own sketches read as on subject and its neighbours' as off."""
+    from deployments.presets import load_config
     from renderers import render_many
-    from watercolour.config import load_config
 
     sketches = [compact_sketch(index, subject, named_colours=True) for index, subject in enumerate(SUBJECTS)]
     results = dict(zip(SUBJECTS, render_many(sketches, deadline_s=60.0), strict=True))

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from models import tiny_smoke_overrides
 
-from watercolour.config import load_config
-from watercolour.curves import CurvesFile
-from watercolour.rollout_store import RolloutStore
+from deployments.presets import load_config
+from watercolour.run_records.curves import CurvesFile
+from watercolour.run_records.rollout_store import RolloutStore
 
 
 STEPS = 3
@@ -26,7 +26,7 @@ def trained(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("run")
     # trackio reads TRACKIO_DIR once, when TRL first imports it; keep this run's database out of the home cache.
     os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
-    from watercolour.trainer import build_trainer, close_reward
+    from watercolour.training.trainer import build_trainer, close_reward
 
     config = load_config(
         "smoke", tiny_smoke_overrides(run_dir, STEPS, GENERATIONS, **{"training.learning_rate": 1e-2})
@@ -93,7 +93,7 @@ def test_curves_have_one_row_per_step_with_the_time_split(trained):
 def test_exported_adapter_loads_back_verified_and_generates(trained, tmp_path):
     import torch
 
-    from watercolour.adapter import export_adapter, load_policy
+    from watercolour.policy.adapter import export_adapter, load_policy
 
     trainer, _, config, _ = trained
     adapter_dir = export_adapter(trainer, tmp_path / "adapter", base_model=config.training.model, config_name="smoke")
@@ -120,7 +120,7 @@ def test_an_adapter_loaded_into_the_wrong_architecture_is_refused(trained, tmp_p
     from peft import PeftModel
     from transformers import AutoConfig, LlamaForCausalLM
 
-    from watercolour.adapter import AdapterLoadError, export_adapter, verify_adapter
+    from watercolour.policy.adapter import AdapterLoadError, export_adapter, verify_adapter
 
     trainer, _, config, _ = trained
     adapter_dir = export_adapter(trainer, tmp_path / "adapter", base_model=config.training.model)

@@ -19,11 +19,11 @@ import pytest
 from tree_sitter import Parser
 
 import watercolour
+from ground.js_scope import declarations
+from ground.prompt import JS_CONSTANTS, JS_FUNCTIONS, JS_NAMESPACES, P5_CONSTANTS, P5_MATHS, P5_STATEMENTS
+from ground.sketch import candidate_source, inventory, language
 from rewards.gate import static_check
-from watercolour import procedural
-from watercolour.js_scope import declarations
-from watercolour.prompt import JS_CONSTANTS, JS_FUNCTIONS, JS_NAMESPACES, P5_CONSTANTS, P5_MATHS, P5_STATEMENTS
-from watercolour.sketch import candidate_source, inventory, language
+from watercolour.policy import procedural
 
 
 NODE = shutil.which("node")
@@ -106,7 +106,11 @@ def passing_sketches() -> dict[str, str]:
         for name, expected in json.loads((folder / "expected.json").read_text()).items()
         if name != "_format" and expected["passed"]
     ]
-    files = [*(PACKAGE / "pool" / "seed").glob("*.js"), *(PACKAGE.parent / "bench" / "sketches").glob("*.js"), *good]
+    files = [
+        *(PACKAGE.parent / "ground" / "seed_pool").glob("*.js"),
+        *(PACKAGE.parent / "bench" / "sketches").glob("*.js"),
+        *good,
+    ]
     sources = {p.name: candidate_source(p.read_text()) for p in sorted(files)}
     sources |= {f"procedural/{seed}": candidate_source(procedural.completion(seed)) for seed in range(10)}
     return {name: source for name, source in sources.items() if static_check(source).passed}

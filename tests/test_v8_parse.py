@@ -23,9 +23,9 @@ import pytest
 from tree_sitter import Node, Parser
 
 import watercolour
+from ground.sketch import candidate_source, language
 from rewards.gate import static_check
-from watercolour import procedural
-from watercolour.sketch import candidate_source, language
+from watercolour.policy import procedural
 
 
 NODE = shutil.which("node")
@@ -36,7 +36,7 @@ FILES = sorted(
     p
     for p in [
         *(PACKAGE / "fixtures" / "gate").rglob("*"),
-        *(PACKAGE / "pool" / "seed").glob("*.js"),
+        *(PACKAGE.parent / "ground" / "seed_pool").glob("*.js"),
         *(PACKAGE.parent / "bench" / "sketches").glob("*.js"),
     ]
     if p.is_file() and p.suffix != ".json"

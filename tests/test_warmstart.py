@@ -9,13 +9,13 @@ import time
 import pytest
 from models import DATA_DIR, tiny_sketcher
 
+from deployments.presets import load_config
+from ground.prompt import SUBJECTS, messages
+from ground.reference_pool import load_pool
 from rewards.gate import static_check
-from watercolour.config import load_config
-from watercolour.policy import tiny_random_policy
-from watercolour.procedural import reply
-from watercolour.prompt import SUBJECTS, messages
-from watercolour.reference_pool import load_pool
-from watercolour.warmstart import POOL_SHARE, REPORT_FILE, build_examples, warm_start
+from watercolour.policy.loading import tiny_random_policy
+from watercolour.policy.procedural import reply
+from watercolour.training.warmstart import POOL_SHARE, REPORT_FILE, build_examples, warm_start
 
 
 BUDGET = 1100
@@ -61,8 +61,8 @@ def test_compact_examples_are_procedural_only_and_short(tokenizer):
 
 
 def test_with_neighbours_the_compact_examples_paint_the_subject_and_its_neighbours_in_their_colours(tokenizer):
+    from ground.palettes import PALETTES
     from rewards.subject_match import neighbours, subject_colours
-    from watercolour.procedural import PALETTES
 
     rows, _ = build_examples(12, "a peach hibiscus", tokenizer, 400, seed=1, style="compact", neighbours=True)
     taught = {}
@@ -84,7 +84,7 @@ def test_colour_blind_named_examples_name_only_the_flower_and_paint_four_palette
     import re
 
     from rewards.subject_match import neighbours, subject_colours
-    from watercolour.procedural import NAMED_WASHES
+    from watercolour.policy.procedural import NAMED_WASHES
 
     rows, _ = build_examples(
         12, "a peach hibiscus", tokenizer, 400, seed=1, style="named", neighbours=True, colour_blind=True
@@ -147,7 +147,7 @@ def test_the_adapter_loads_back_with_every_tensor_and_trained_values(warm_starte
     import torch
     from safetensors.torch import load_file
 
-    from watercolour.adapter import load_policy
+    from watercolour.policy.adapter import load_policy
 
     _, _, report = warm_started
     model, _ = load_policy(report.adapter_dir)  # raises unless every adapter tensor landed with its value
@@ -163,7 +163,7 @@ def test_grpo_starts_from_the_warm_start_adapter_as_its_trainable_lora(warm_star
     import torch
     from safetensors.torch import load_file
 
-    from watercolour.trainer import build_trainer
+    from watercolour.training.trainer import build_trainer
 
     config, _, report = warm_started
     config = config.model_copy(
@@ -180,7 +180,12 @@ def test_grpo_starts_from_the_warm_start_adapter_as_its_trainable_lora(warm_star
 
 @pytest.mark.slow
 def test_the_warm_start_a_preset_asks_for_is_made_once_and_reused_from_the_cache(tmp_path, monkeypatch):
-    from watercolour.warm_start_cache import WARM_STARTS, cached_warm_start, describe_warm_start, warm_start_key
+    from watercolour.training.warm_start_cache import (
+        WARM_STARTS,
+        cached_warm_start,
+        describe_warm_start,
+        warm_start_key,
+    )
 
     monkeypatch.setenv("WATERCOLOUR_CACHE", str(tmp_path / "cache"))
     overrides = {

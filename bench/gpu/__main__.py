@@ -96,7 +96,7 @@ def run_cell(
     from bench.gpu.scoring import PoolSketchReward, alternate_early_scoring, force_lengths
     from bench.gpu.shapes import bench_tokenizer, build_model
     from bench.gpu.step import bench_config, checkpoint_recorder, make_trainer, spread_reward, step_recorder
-    from watercolour.trainer import close_reward
+    from watercolour.training.trainer import close_reward
 
     cuda = torch.cuda.is_available()
     device, dtype = ("cuda", torch.bfloat16) if cuda else ("cpu", torch.float32)

@@ -26,7 +26,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from bench.gpu.moe_routing import top_k_sets
-from watercolour.linear_attention import as_in_training
+from watercolour.policy.linear_attention import as_in_training
 
 
 SLACK = 1.10
@@ -72,7 +72,7 @@ def generating(trainer: Any) -> Iterator[Any]:
     import torch
     from trl.models import unwrap_model_for_generation
 
-    from watercolour.generation import input_grad_hooks_paused
+    from watercolour.policy.generation import input_grad_hooks_paused
 
     trainer.model.train()
     with (

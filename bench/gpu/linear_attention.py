@@ -152,7 +152,7 @@ def timed(run: Callable[[], Any], repeats: int, cuda: bool) -> tuple[float, floa
 
 def routes(cuda: bool) -> list[tuple[str, Callable[[], contextlib.AbstractContextManager[Any]]]]:
     """(name, context that selects the route) for every route this machine can run."""
-    from watercolour.linear_attention import fla_facts
+    from watercolour.policy.linear_attention import fla_facts
 
     reference, dispatched = kernels()
     found = [("torch", lambda: chunk_kernel(reference))]

@@ -12,7 +12,7 @@ both the scoring cost and the spread of completion lengths would be missing. Thi
   completion's hash and marked with it, so no two rollouts share a render and nothing comes from the cache.
 
 The trainer is unchanged otherwise; the cell alternates early scoring off and on from step to step
-(`watercolour.early_scoring`), so both modes share one compiled policy.
+(`watercolour.policy.early_scoring`), so both modes share one compiled policy.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rewards.composite import CompositeReward
 from rewards.length import completion_text
+from rewards.scoring.composite import CompositeReward
 
 
-POOL_SKETCHES = Path(__file__).resolve().parents[2] / "watercolour" / "pool" / "seed"
+POOL_SKETCHES = Path(__file__).resolve().parents[2] / "ground" / "seed_pool"
 
 
 class PoolSketchReward(CompositeReward):

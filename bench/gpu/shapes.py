@@ -120,6 +120,6 @@ def build_model(shape: str, tokenizer: Any, device: str, dtype: Any, seed: int =
 
 def bench_tokenizer() -> Any:
     """A byte-level BPE trained in a second on the prompts (policy.tiny_tokenizer), with a ChatML template."""
-    from watercolour.policy import tiny_tokenizer
+    from watercolour.policy.loading import tiny_tokenizer
 
     return tiny_tokenizer([], vocab_size=TOKENIZER_VOCAB)

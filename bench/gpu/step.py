@@ -1,7 +1,7 @@
 """One benchmark cell: GRPO steps of a random policy through the project's trainer, on one generation path.
 
 The trainer is the one `watercolour train` builds (TimedGRPOTrainer, `grpo_args`, LoRA on every linear layer,
-the generation plan of `watercolour.generation`), given a model object instead of a name. The reward is a
+the generation plan of `watercolour.policy.generation`), given a model object instead of a name. The reward is a
 stand-in that costs nothing and spreads rewards within each group, so advantages, the loss and the gradients
 are as large as in a real step (a constant reward would zero them).
 """
@@ -15,13 +15,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from watercolour.config import RunConfig, load_config
+from deployments.presets import load_config
+from ground.run_config import RunConfig
 
 
 PATHS: dict[str, dict[str, Any]] = {
     # TRL's default transformers path, as the trainer ran before these settings existed.
     "default": {"generation_cache": "dynamic", "generation_compile": False},
-    # The trainer's own defaults: None resolves per device (watercolour.generation.resolve).
+    # The trainer's own defaults: None resolves per device (watercolour.policy.generation.resolve).
     "fast": {"generation_cache": None, "generation_compile": None},
     # The defaults less one lever each, to see what it is worth: the float32 adapter attached to every decode
     # step, and the grouped keys and values repeated per query head.
@@ -67,10 +68,10 @@ def bench_config(
 
 def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int, reward: Any = spread_reward) -> Any:
     """The project's trainer around `model`, without trackio (it is not on the GPU machine) or checkpoints."""
-    from watercolour.generation import prepare_rollouts, resolve
-    from watercolour.linear_attention import route_gated_delta_rule
-    from watercolour.lora import lora_config
-    from watercolour.trainer import TimedGRPOTrainer, grpo_args, prompt_dataset
+    from watercolour.policy.generation import prepare_rollouts, resolve
+    from watercolour.policy.linear_attention import route_gated_delta_rule
+    from watercolour.policy.lora import lora_config
+    from watercolour.training.trainer import TimedGRPOTrainer, grpo_args, prompt_dataset
 
     args = grpo_args(config, Path(config.run_dir))
     args.report_to = []

@@ -26,8 +26,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rewards.scoring_engine import RENDER_ATTEMPTS, ScoringEngine
-from watercolour.config import RepaintSettings, RunConfig
+from ground.run_config import RepaintSettings, RunConfig
+from rewards.scoring.scoring_engine import RENDER_ATTEMPTS, ScoringEngine
 
 
 # A painting observation is ~2 KB of text, and the PNG (base64) of a 600x600 watercolour is ~0.3-0.7 MB; a
@@ -138,7 +138,7 @@ def build_app(config: RunConfig, settings: ServerSettings) -> Any:
     from openenv_painting.server.environment import SessionFactory
 
     timeout_s = session_timeout_s(config, settings)
-    engine = ScoringEngine(config, Path(config.run_dir))
+    engine = ScoringEngine(config.scoring, Path(config.run_dir))
     server = HTTPEnvServer(
         env=SessionFactory(engine, config.repaint or RepaintSettings()),
         action_cls=PaintAction,
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
     """`python -m openenv_painting.server.app --preset offline [key=value ...]`: serve until stopped."""
     import uvicorn
 
-    from watercolour.config import load_config, parse_overrides
+    from deployments.presets import load_config, parse_overrides
 
     parser = argparse.ArgumentParser(description="Serve the painting environment over OpenEnv.")
     parser.add_argument("--preset", default="offline", help="Run preset whose scoring the server applies.")

@@ -5,8 +5,8 @@ arguments. Built at import on purpose: uvicorn imports this module to find `app`
 
 from __future__ import annotations
 
+from deployments.presets import load_config
 from openenv_painting.server.app import ServerSettings, build_app
-from watercolour.config import load_config
 
 
 app = build_app(load_config("offline"), ServerSettings())

@@ -1,4 +1,4 @@
-"""One OpenEnv session: a repaint episode (`watercolour.painting_env.PaintingEnv`) over the server's one engine.
+"""One OpenEnv session: a repaint episode (`watercolour.episodes.painting_env.PaintingEnv`) over the server's one engine.
 
 The OpenEnv server builds one `PaintingEnvironment` per WebSocket session, from `SessionFactory`. Every session
 shares the process's `ScoringEngine` (one browser pool, one content cache, one set of service clients) and owns
@@ -15,10 +15,10 @@ from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
 
+from ground.run_config import RepaintSettings
 from openenv_painting.models import PaintAction, PaintObservation, PaintState
-from rewards.scoring_engine import ScoringEngine
-from watercolour.config import RepaintSettings
-from watercolour.painting_env import PaintingEnv, Turn
+from rewards.scoring.scoring_engine import ScoringEngine
+from watercolour.episodes.painting_env import PaintingEnv, Turn
 
 
 class SessionClosed(RuntimeError):
@@ -49,7 +49,7 @@ class PaintingEnvironment(Environment[PaintAction, PaintObservation, PaintState]
         **_: Any,
     ) -> PaintObservation:
         """Start an episode. `prompt` and `step` seed the judge's references exactly as in-process training does
-        (`rewards.composite.group_seed`); `seed`, when given, is that group seed itself, so the same seed and the
+        (`rewards.scoring.composite.group_seed`); `seed`, when given, is that group seed itself, so the same seed and the
         same paintings give the same rewards. A render's own seed is the run's (`render.seed`), the same for every
         session. `pictures` asks for each painting's PNG in the observation; other keys (a dataset row's columns)
         are ignored."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 import threading
 
+from ground.reference_pool import BUNDLED_POOL
 from servers.loopback import LoopbackServer, Reply, Request
-from watercolour.reference_pool import BUNDLED_POOL
 
 
 CRITIQUE = "The petals are too uniform; let the second wash bleed further and leave more white paper."

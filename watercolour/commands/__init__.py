@@ -1,0 +1,1 @@
+"""The `watercolour` console script's subcommands, one module each; `watercolour.cli` dispatches to them."""

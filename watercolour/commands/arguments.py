@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-    from watercolour.config import RunConfig
+    from ground.run_config import RunConfig
 
 
 class UsageError(Exception):
@@ -116,7 +116,7 @@ def output_file(text: str) -> Path:
 
 
 def pool_folder(text: str) -> Path:
-    """A reference pool folder: one that holds pool.json (see watercolour.reference_pool)."""
+    """A reference pool folder: one that holds pool.json (see ground.reference_pool)."""
     path = existing_folder(text)
     if not (path / "pool.json").is_file():
         raise argparse.ArgumentTypeError(f"{text} is not a reference pool (no pool.json): pass a packed pool folder")
@@ -124,7 +124,7 @@ def pool_folder(text: str) -> Path:
 
 
 def preset(text: str) -> str:
-    from watercolour.config import preset_names
+    from deployments.presets import preset_names
 
     if text not in preset_names():
         raise argparse.ArgumentTypeError(f"unknown preset {text!r}: choose one of {', '.join(preset_names())}")
@@ -148,7 +148,8 @@ def override(text: str) -> tuple[str, Any]:
     from pydantic import BaseModel, create_model
     from pydantic import ValidationError as Invalid
 
-    from watercolour.config import RunConfig, parse_overrides
+    from deployments.presets import parse_overrides
+    from ground.run_config import RunConfig
 
     try:
         [(key, value)] = parse_overrides([text]).items()
@@ -192,7 +193,7 @@ def run_config(preset_name: str, overrides: list[tuple[str, Any]], **more: Any) 
     """The preset with `overrides` (then `more`, from dedicated flags) applied; any error is a UsageError."""
     from pydantic import ValidationError as Invalid
 
-    from watercolour.config import load_config
+    from deployments.presets import load_config
 
     try:
         return load_config(preset_name, dict(overrides) | {k: v for k, v in more.items() if v is not None})
@@ -213,7 +214,7 @@ def writable_folder(path: Path, setting: str) -> None:
 def check_inputs(config: RunConfig) -> None:
     """What a run reads and writes, checked before any model loads: the reference pool, a start adapter and
     the run directory."""
-    from watercolour.reference_pool import PoolError, load_pool
+    from ground.reference_pool import PoolError, load_pool
 
     writable_folder(config.run_dir, "run_dir")
     if config.pool_dir is not None:

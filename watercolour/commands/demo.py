@@ -2,7 +2,7 @@
 
 1. Render the bundled seed pool and write a gallery of it (`OUT/pool-gallery/`): the smallest end-to-end check
    that the renderer works on this machine, with a table of coverage, render time and throughput.
-2. Learn: the `demo` preset's warm start then GRPO (`watercolour.demo_run`) into `OUT/learn/`, resuming if it was
+2. Learn: the `demo` preset's warm start then GRPO (`watercolour.training.demo_run`) into `OUT/learn/`, resuming if it was
    interrupted; with `--smoke`, only the `smoke` preset's few GRPO steps from its cached warm start, into
    `OUT/smoke/`. Either way it ends with the learning summary (first and last step, the slope and its t-statistic)
    and the reward curve as `curve.svg`.
@@ -17,11 +17,11 @@ import sys
 import time
 from pathlib import Path
 
+from ground.records import RenderResult
+from ground.reference_pool import load_pool
 from renderers import render_many
 from watercolour.commands.arguments import output_folder, override
-from watercolour.gallery import GalleryItem, write_gallery
-from watercolour.records import RenderResult
-from watercolour.reference_pool import load_pool
+from watercolour.run_records.gallery import GalleryItem, write_gallery
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,20 +61,20 @@ def run(args: argparse.Namespace) -> int:
 
 def train_and_summarize(out: Path, smoke: bool = False, overrides: dict | None = None) -> int:
     """The training half: the warm-started learning run (or the smoke run), then the learning summary."""
-    from watercolour.curve_svg import write_curve_svg
-    from watercolour.evaluation import format_summary, summarize_run
-    from watercolour.run_dir import use_run_environment
+    from watercolour.run_records.curve_svg import write_curve_svg
+    from watercolour.run_records.run_dir import use_run_environment
+    from watercolour.training.evaluation import format_summary, summarize_run
 
     if not smoke:
-        from watercolour.demo_run import run_demo
+        from watercolour.training.demo_run import run_demo
 
         run_demo(out / "learn", overrides=overrides)
         return 0
     run_dir = out / "smoke"
     use_run_environment(run_dir)  # trackio reads its directory once, when TRL imports it
-    from watercolour.config import load_config
-    from watercolour.run_dir import latest_checkpoint
-    from watercolour.trainer import train
+    from deployments.presets import load_config
+    from watercolour.run_records.run_dir import latest_checkpoint
+    from watercolour.training.trainer import train
 
     config = load_config("smoke", {**(overrides or {}), "run_dir": str(run_dir)})
     print(f"training: preset smoke, {config.training.steps} GRPO steps into {run_dir}", file=sys.stderr)

@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from watercolour.adapter import METADATA_FILE
+    from watercolour.policy.adapter import METADATA_FILE
 
     for adapter in (args.adapter, args.against):
         if adapter is not None and not (adapter / "adapter_config.json").is_file():
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     check_inputs(config)
     out = args.out or args.adapter.parent / "evaluation"
     writable_folder(out, "--out")
-    from watercolour.evaluation import evaluate, format_evaluation
+    from watercolour.training.evaluation import evaluate, format_evaluation
 
     report = evaluate(args.adapter, args.n, config, out, base=args.base, seed=args.seed, against=args.against)
     print(f"{report['subject']}, {args.n} samples per policy, backends {report['backends']}")

@@ -2,9 +2,9 @@
 
 `audit` asks the judge a preset names (offline by default; `judge-led` with `judge.base_url=...` for a VLM) about
 the reference pool and, with `--run`, a run's rendered rollouts, beside two planted controls; writes `audit.md` and
-`audit.json` to `--out` (see `watercolour/judge_audit.py` for each figure). `hacks` scores the allowlisted hack
+`audit.json` to `--out` (see `watercolour/judge_trust/judge_audit.py` for each figure). `hacks` scores the allowlisted hack
 sketches and the pool through the preset's reward and says which scorer each hack fools (`hacks.md`, `hacks.json`;
-see `watercolour/reward_hacks.py`).
+see `watercolour/judge_trust/reward_hacks.py`).
 """
 
 from __future__ import annotations
@@ -56,15 +56,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from watercolour.audit_report import audit_markdown, run_audit
-    from watercolour.judge_audit import AuditSettings
-    from watercolour.reward_hacks import hacks_markdown, run_hacks
+    from watercolour.judge_trust.audit_report import audit_markdown, run_audit
+    from watercolour.judge_trust.judge_audit import AuditSettings
+    from watercolour.judge_trust.reward_hacks import hacks_markdown, run_hacks
 
     config = run_config(args.preset, args.overrides, pool_dir=args.pool)
     if args.action == "modes":
         import asyncio
 
-        from watercolour.judge_modes import compare_modes, modes_markdown
+        from watercolour.judge_trust.judge_modes import compare_modes, modes_markdown
 
         out = args.out or Path("runs/judge-modes")
         out.mkdir(parents=True, exist_ok=True)

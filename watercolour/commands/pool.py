@@ -24,7 +24,7 @@ from watercolour.commands.arguments import (
 
 def candidate_folder(text: str) -> Path:
     """A folder `pool generate` wrote: it holds candidates.jsonl."""
-    from watercolour.pool_tools.candidates import CANDIDATES
+    from watercolour.pool.candidates import CANDIDATES
 
     folder = existing_folder(text)
     if not (folder / CANDIDATES).is_file():
@@ -101,7 +101,7 @@ def generate(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from renderers import BrowserPool
-    from watercolour.pool_tools.generate import GenerateSettings, generate, load_photos
+    from watercolour.pool.generate import GenerateSettings, generate, load_photos
 
     try:
         settings = GenerateSettings(
@@ -142,7 +142,7 @@ def generate(args: argparse.Namespace) -> int:
 
 
 def rate(args: argparse.Namespace) -> int:
-    from watercolour.pool_tools.rate import serve
+    from watercolour.pool.rate import serve
 
     try:
         serve(args.folder, args.port, open_browser=not args.no_open, show_refused=args.all)
@@ -154,7 +154,7 @@ def rate(args: argparse.Namespace) -> int:
 
 
 def pack(args: argparse.Namespace) -> int:
-    from watercolour.pool_tools.pack import bundled_rows, candidate_rows, write_pool
+    from watercolour.pool.pack import bundled_rows, candidate_rows, write_pool
 
     if args.bundled == (args.folder is not None):
         raise UsageError("pass either a candidate folder or --bundled")
@@ -168,7 +168,7 @@ def pack(args: argparse.Namespace) -> int:
     if args.push:
         import os
 
-        from watercolour.pool_tools.publish import PoolHubSettings, publish_pool
+        from watercolour.pool.publish import PoolHubSettings, publish_pool
 
         # The CLI is where the environment is read: HF_ENDPOINT points a push at a mirror or a test Hub.
         hub = PoolHubSettings(repo_id=args.push, endpoint=os.environ.get("HF_ENDPOINT"))
@@ -177,8 +177,8 @@ def pack(args: argparse.Namespace) -> int:
 
 
 def calibrate(args: argparse.Namespace) -> int:
-    from rewards.judge_protocol import JudgeSettings
-    from watercolour.pool_tools.calibrate import calibrate, find_paintings, write_report
+    from ground.settings import JudgeSettings
+    from watercolour.pool.calibrate import calibrate, find_paintings, write_report
 
     if args.judge_preset == "openai":
         if not (args.judge_url and args.judge_model):
@@ -202,8 +202,8 @@ def refresh(args: argparse.Namespace) -> int:
     import asyncio
     import tempfile
 
-    from watercolour.pool_refresh import changed, read_last, refresh_sketches, seed_sketches, write_report
-    from watercolour.reference_pool import BUNDLED_POOL
+    from ground.reference_pool import BUNDLED_POOL
+    from watercolour.pool.refresh import changed, read_last, refresh_sketches, seed_sketches, write_report
 
     try:
         sketches = seed_sketches(args.pool or BUNDLED_POOL)

@@ -16,10 +16,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ground.records import RenderResult
+from ground.sketch import extract_sketch
 from rewards.gate import static_check
 from watercolour.commands.arguments import existing_file, output_folder, positive_float, positive_int
-from watercolour.records import RenderResult
-from watercolour.sketch import extract_sketch
 
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from watercolour.commands.arguments import (
 
 
 if TYPE_CHECKING:
-    from watercolour.config import RunConfig
+    from ground.run_config import RunConfig
 
 
 def one_url(text: str) -> str:
@@ -100,10 +100,10 @@ def show_score(line: dict[str, Any]) -> str:
 
 
 async def score_files(args: argparse.Namespace, config: RunConfig, run_dir: Path) -> list[dict[str, Any]]:
-    from rewards.scoring_engine import ScoringEngine
+    from rewards.scoring.scoring_engine import ScoringEngine
     from watercolour.commands.render import read_completion
 
-    engine = ScoringEngine(config.model_copy(update={"run_dir": run_dir}), run_dir)
+    engine = ScoringEngine(config.model_copy(update={"run_dir": run_dir}).scoring, run_dir)
     try:
         texts = [read_completion(path) for path in args.paths]
         scored = await engine.score(texts, [args.seed] * len(texts), step=None)

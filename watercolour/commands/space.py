@@ -10,15 +10,9 @@ import argparse
 import os
 import sys
 
+from ground.run_config import SpaceSettings
 from watercolour.commands.arguments import UsageError, positive_float, positive_int
-from watercolour.space_control import (
-    SpaceSettings,
-    SpaceUnavailable,
-    hub_api,
-    sleep_space,
-    wait_until_loaded,
-    wake_space,
-)
+from watercolour.operations.space_control import SpaceUnavailable, hub_api, sleep_space, wait_until_loaded, wake_space
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

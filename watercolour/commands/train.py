@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from watercolour.run_dir import use_run_environment
+    from watercolour.run_records.run_dir import use_run_environment
 
     # ---- configuration: the preset, then key=value overrides, then --steps/--run-dir; the inputs it names
     config = run_config(args.preset, args.overrides, **{"training.steps": args.steps, "run_dir": args.run_dir})
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
     # ---- trackio keeps its database beside the run unless told otherwise; it reads this once, at import
     use_run_environment(run_dir)
-    from watercolour.trainer import RunDirInUse, train
+    from watercolour.training.trainer import RunDirInUse, train
 
     # ---- train, export the adapter, write the gallery
     try:

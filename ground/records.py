@@ -1,0 +1,153 @@
+"""Wire types: everything that crosses a process, task or HTTP boundary is defined here, once."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def sketch_hash(source: str) -> str:
+    """Content address of a sketch: the cache key's first part and the rollout store's join key."""
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+class RenderResult(BaseModel):
+    """What one render of one sketch produced. Sketch faults live here; infrastructure faults raise."""
+
+    ok: bool = Field(description="A canvas was created and read back.")
+    png: bytes | None = Field(default=None, description="The WEBGL canvas as PNG bytes.", repr=False)
+    width: int = 0
+    height: int = 0
+    seed: int = 0
+    coverage: float | None = Field(default=None, description="Share of pixels that differ from the paper colour.")
+    finished: bool = Field(default=False, description="setup (and one draw, if any) completed before the deadline.")
+    timed_out: bool = Field(default=False, description="The hard deadline killed the page.")
+    crashed: bool = Field(default=False, description="The page crashed (for example it hit the heap cap).")
+    errors: list[str] = Field(default_factory=list, description="Console errors, uncaught errors, rejections.")
+    blocked_requests: list[str] = Field(default_factory=list, description="Network requests the page attempted.")
+    render_ms: float = Field(default=0.0, description="Wall time from submit to PNG, queueing excluded.")
+    draw_ms: float | None = Field(default=None, description="In-page time from sketch start to last frame.")
+    fault: str | None = Field(
+        default=None,
+        description="A fault the sketch caused in the render path: 'navigation' (it left its frame), 'readback' "
+        "(its picture could not be read), 'oversize' (its canvas exceeds the requested size), 'harness' (it broke "
+        "the harness otherwise). A gate failure, never an infrastructure fault.",
+    )
+    fault_detail: str = Field(default="", description="What the fault was, for people.")
+
+    def summary(self) -> dict:
+        """Everything but the PNG bytes, for JSON lines and logs."""
+        return self.model_dump(exclude={"png"})
+
+
+class GateVerdict(BaseModel):
+    """Admission of one completion: passed, plus machine-readable violation codes and their details."""
+
+    passed: bool
+    violations: list[str] = Field(default_factory=list, description="Violation codes, e.g. 'not_webgl'.")
+    details: dict[str, list[str]] = Field(default_factory=dict, description="Code -> offending names or messages.")
+    sketch: str | None = Field(default=None, description="The extracted sketch, None when there was none.")
+    sketch_hash: str | None = None
+    counts: dict[str, int] = Field(
+        default_factory=dict, description="Call sites of beginShape, vertex, circle and fill, for shape metrics."
+    )
+    render: RenderResult | None = None
+
+    def summary(self) -> dict:
+        data = self.model_dump(exclude={"sketch", "render"})
+        data["render"] = self.render.summary() if self.render else None
+        return data
+
+
+class AestheticScore(BaseModel):
+    """One image's aesthetic score in 0..1, from a named backend."""
+
+    score: float
+    raw: float | None = Field(default=None, description="The backend's raw value (HPSv3 mu), for reading only.")
+    backend: str
+    subject_match: float | None = Field(
+        default=None, description="Offline stand-in only: how far the washes show the subject's colours, 0..1."
+    )
+
+
+class Comparison(BaseModel):
+    """One reference, judged in both presentation orders."""
+
+    reference: str
+    first: str | None = Field(default=None, description="Winner with the rollout shown as A: 'A', 'B' or None.")
+    second: str | None = Field(default=None, description="Winner with the rollout shown as B: 'A', 'B' or None.")
+    score: float | None = Field(default=None, description="1 won both, 0.5 split, 0 lost both; None unresolved.")
+    position_biased: bool = False
+    reason: str | None = Field(
+        default=None,
+        description="The judge's reason with the rollout shown as A (an offline judge's names itself as offline).",
+    )
+
+
+class JudgeVerdict(BaseModel):
+    """The pairwise judge's score for one painting: mean over resolved comparisons."""
+
+    score: float | None
+    comparisons: list[Comparison] = Field(default_factory=list)
+    position_bias_rate: float | None = None
+    backend: str
+    draw: dict[str, float | None] | None = Field(
+        default=None, description="The reference curriculum's draw: recent win rate, wanted and drawn difficulty."
+    )
+
+
+class DeadLetter(BaseModel):
+    """Work that failed after its retries: recorded with its cause, and its rollout's reward is None."""
+
+    stage: str = Field(description="render | aesthetic | judge | ...")
+    cause: str
+    sketch_hash: str | None = None
+    attempts: int = 1
+    step: int | None = None
+    at: float = Field(description="Unix time.")
+
+
+class TermScore(BaseModel):
+    """One service term's answer for one painting: its value in 0..1 and the backend's own answer, for reading."""
+
+    value: float
+    detail: dict[str, Any] = Field(default_factory=dict, description="E.g. HPSv3's raw mu, the judge's comparisons.")
+
+
+class RewardParts(BaseModel):
+    """The composite reward of one rollout, with every part, for logs, curves and the rollout store."""
+
+    # A term passed as a field of its own (the layout before terms were registered) is an error, not dropped.
+    model_config = ConfigDict(extra="forbid")
+
+    reward: float | None = Field(description="None: could not be measured (infrastructure), never 'bad'.")
+    terms: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="Every registered term by name (rewards.scoring.terms); None: not measured (weight 0, refused, failed).",
+    )
+    details: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Service terms' answers by term name (raw scores, comparisons)."
+    )
+    weights: dict[str, float] = Field(default_factory=dict)
+    backends: dict[str, str] = Field(default_factory=dict, description="Backend ids, offline ones named as such.")
+    verdict: GateVerdict | None = None
+    dead_letter: DeadLetter | None = None
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+
+    def term(self, name: str) -> float | None:
+        """One term's value; a term this record does not hold (registered after it was written) is None."""
+        return self.terms.get(name)
+
+    @property
+    def passed(self) -> bool:
+        """Admitted by the gate and measured: the rollouts whose service terms were asked."""
+        return self.verdict is not None and self.verdict.passed and self.dead_letter is None
+
+
+def rollout_step(trainer_state: Any) -> int | None:
+    """The step a batch of rollouts is recorded under: TRL's `global_step` counts finished optimizer steps, and
+    these rollouts train the next one, so step N's update learns from the rollouts numbered N (like its
+    checkpoint and its log line). Every consumer (reward, dead letters, store, artifacts) numbers through here."""
+    return None if trainer_state is None or trainer_state.global_step is None else trainer_state.global_step + 1

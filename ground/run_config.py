@@ -1,0 +1,282 @@
+"""The run configuration: one typed object, loaded from a named preset and overridden by parameters.
+
+`RunConfig` is a pydantic model with a description on every field, so Prefect renders it as a form and the
+CLI, a deployment and a test all build it the same way: `load_config("judge-led", {"aesthetic.url": ...})`
+(`deployments.presets`, which also checks each weight names a registered reward term). It is validated once,
+when built. Its scoring half is `RunConfig.scoring` (`ground.settings.ScoringSettings`): that, never this, is what
+the scoring engine and the reward terms are given. Nothing here reads the environment: secrets are read by the
+backends when they are called, through the variable names the settings hold.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ground.prompt import DEFAULT_SUBJECT, PromptStyle
+from ground.settings import (
+    AestheticSettings,
+    GateSettings,
+    JudgeSettings,
+    RenderSettings,
+    ScoringSettings,
+    Weights,
+)
+
+
+class TrainingSettings(BaseModel):
+    """GRPO settings, with the published recipe's values as defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(default="Qwen/Qwen3.5-35B-A3B", description="Policy model: a hub id or a local path.")
+    subject: str = Field(default=DEFAULT_SUBJECT, description="What the policy is asked to paint.")
+    prompt: PromptStyle = Field(
+        default="full",
+        description="System prompt: 'full' (the recipe's) or 'short' (~230 tokens, for warm-started CPU demos).",
+    )
+    lora_r: int = Field(default=16, ge=1, description="LoRA rank.")
+    lora_alpha: int = Field(default=32, ge=1, description="LoRA alpha (2 x rank in the recipe).")
+    learning_rate: float = Field(default=5e-5, gt=0, description="Peak learning rate (1e-6 left five runs flat).")
+    lr_scheduler: str = Field(
+        default="constant_with_warmup",
+        description="Transformers scheduler name; 'linear' spent most of its displacement in the first third.",
+    )
+    warmup_steps: int = Field(default=5, ge=0, description="Warm-up optimizer steps.")
+    scale_rewards: Literal["none", "group", "batch"] = Field(
+        default="none",
+        description="GRPO advantage scaling; 'none' because one gate rejection inflates a group's std.",
+    )
+    num_generations: int = Field(default=8, ge=2, description="Completions per prompt (the GRPO group size G).")
+    top_p: float = Field(default=0.95, gt=0, le=1, description="Nucleus sampling, training and evaluation.")
+    top_k: int = Field(default=20, ge=0, description="Top-k sampling (0 = off), training and evaluation.")
+    temperature: float = Field(
+        default=1.0, gt=0, description="Sampling temperature; the one value used by training AND evaluation."
+    )
+    max_completion_length: int = Field(default=8192, ge=1, description="Completion token budget.")
+    per_device_batch_size: int = Field(default=1, ge=1, description="Prompts per device per micro-batch.")
+    gradient_accumulation_steps: int = Field(default=8, ge=1, description="Micro-batches per optimizer step.")
+    steps: int = Field(default=200, ge=1, description="Optimizer steps (max_steps).")
+    save_steps: int = Field(default=10, ge=1, description="Checkpoint every this many steps (for resume).")
+    bf16: bool | None = Field(default=None, description="bfloat16 training; None = on when the device supports it.")
+    gradient_checkpointing: bool | None = Field(default=None, description="None = on when training on a GPU.")
+    generation_cache: Literal["dynamic", "static"] | None = Field(
+        default=None,
+        description="KV cache for rollouts: None = 'static' on a GPU (preallocated, so the decode step can be "
+        "compiled), 'dynamic' on CPU (TRL's default path).",
+    )
+    generation_compile: bool | None = Field(
+        default=None,
+        description="Compile the decode step (torch.compile with CUDA graphs) for rollouts; needs the static "
+        "cache. None = on with a GPU and the static cache (docs/training.md has the measured speed-up); the "
+        "first step pays the compilation.",
+    )
+    prompt_pad_multiple: int | None = Field(
+        default=None,
+        ge=1,
+        description="With a compiled decode step, left-pad prompts to a multiple of this many tokens, so prompts "
+        "of nearby lengths share one cache shape and one compiled graph across steps (None = no padding, the "
+        "default: on the H200 the compiled step with left padding sampled from NaN probabilities within 2-13 "
+        "steps of a run, a device-side assert; docs/training.md).",
+    )
+    early_scoring: bool | None = Field(
+        default=None,
+        description="Render each completion, and answer its service terms, as soon as its generation ends, while the "
+        "rest of the group is still generating, so the reward finds them ready. None = on with a GPU (renders use "
+        "the CPUs the decode loop leaves idle), off on CPU, where renders would take cores from generation.",
+    )
+    generation_merge_adapter: bool | None = Field(
+        default=None,
+        description="Decode rollouts with the LoRA merged into the policy's weights (the base weights are copied "
+        "first and put back bit for bit before the update). None = on with a GPU, where the attached float32 "
+        "adapter cost the compiled decode step some 30-40% (docs/training.md); off on CPU.",
+    )
+    generation_packed_gqa: bool | None = Field(
+        default=None,
+        description="In a compiled decode step, attend over the grouped keys and values as they are cached instead of "
+        "repeating them per query head first (what transformers' sdpa path does under compilation). None = on "
+        "whenever the decode step is compiled.",
+    )
+    start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
+    warm_start_examples: int = Field(
+        default=0,
+        ge=0,
+        description="Before GRPO, SFT the LoRA on this many of the demo's compact sketches (two epochs) and start "
+        "from that adapter, unless start_adapter is set. Made once per machine and setting, then reused from the "
+        "warm-start cache ($WATERCOLOUR_CACHE, else ~/.cache/watercolour). 0 = no warm start.",
+    )
+    seed: int = Field(default=0, description="Seeds LoRA initialisation, sampling and data order (with resume).")
+    project: str = Field(
+        default="watercolour", description="trackio project the run logs to (the run is named after its directory)."
+    )
+
+    @model_validator(mode="after")
+    def _compile_needs_static_cache(self) -> TrainingSettings:
+        # transformers compiles generation only over a preallocated cache; asked for with a dynamic one, it
+        # would silently run uncompiled.
+        if self.generation_compile and self.generation_cache == "dynamic":
+            raise ValueError("training.generation_compile needs training.generation_cache='static' (or None)")
+        return self
+
+
+class RepaintSettings(BaseModel):
+    """Multi-turn episodes: the policy paints, sees an observation of the picture, and paints again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turns: int = Field(
+        default=2, ge=1, description="Paintings an episode allows; it ends sooner when the policy stops calling paint."
+    )
+    reward: Literal["final", "improvement"] = Field(
+        default="final",
+        description="The episode's reward: 'final' = the last painting's composite reward; 'improvement' = that "
+        "plus improvement_weight x (last - first).",
+    )
+    improvement_weight: float = Field(
+        default=0.5, ge=0, description="Weight of the last painting's gain over the first ('improvement' reward)."
+    )
+    turn_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Tokens one turn may generate (a painting, or the reply after an observation); None = up to the "
+        "episode's whole budget (training.max_completion_length). A step lasts as long as its longest turn, so a "
+        "first painting that rambles to the episode's budget holds up the whole batch.",
+    )
+    vision: bool = Field(
+        default=False,
+        description="Return the rendered PNG as an image content block with the text observation (a VLM policy).",
+    )
+    warm_start_examples: int = Field(
+        default=0,
+        ge=0,
+        description="Before GRPO, SFT the policy on this many compact sketches written as paint calls (kept in "
+        "RUN_DIR/warmstart and reused), unless training.start_adapter is set; 0 = no warm start.",
+    )
+
+
+class OpenEnvSettings(BaseModel):
+    """Score through the painting environment served over OpenEnv (openenv_painting/, docs/openenv.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="The server's base URL (http(s):// or ws(s)://), e.g. http://127.0.0.1:8000.")
+    max_sessions: int = Field(
+        default=16, ge=1, description="Sessions this trainer holds open at once (the server has its own cap)."
+    )
+    message_timeout_s: float = Field(
+        default=600.0, gt=0, description="How long one reset or painting may take, queueing on the server included."
+    )
+    attempts: int = Field(
+        default=3, ge=1, description="Tries per rollout when the server is unreachable or at capacity."
+    )
+    backoff_s: float = Field(default=2.0, gt=0, description="Base of the jittered exponential backoff between tries.")
+
+
+class SpaceSettings(BaseModel):
+    """Which Space scores the run and how its lifecycle is driven."""
+
+    repo_id: str = Field(description="The scorer Space, e.g. 'me/watercolour-hpsv3'.")
+    endpoint: str = Field(default="https://huggingface.co", description="The Hub API endpoint.")
+    token_env: str = Field(default="HF_TOKEN", description="Env var holding the Space owner's token.")
+    wake_timeout_s: float = Field(default=900.0, gt=0, description="Budget to reach RUNNING after a restart.")
+    load_timeout_s: float = Field(default=900.0, gt=0, description="Budget for the app's /health to say loaded.")
+    poll_s: float = Field(default=5.0, gt=0, description="Seconds between runtime and /health polls.")
+    at_end: Literal["pause", "sleep"] = Field(
+        default="pause", description="'pause' stops billing now; 'sleep' lets it idle out after `idle_s`."
+    )
+    idle_s: int = Field(
+        default=900, ge=-1, description="Server-side sleep time set at run start: the backstop for a killed run."
+    )
+
+
+def space_url(repo_id: str) -> str:
+    """The URL a Space's app is served at: https://<owner>-<name>.hf.space, lowercased, other characters as '-'."""
+    return "https://" + re.sub(r"[^a-z0-9]+", "-", repo_id.lower()).strip("-") + ".hf.space"
+
+
+class RunConfig(BaseModel):
+    """Everything one training run needs, resolved and validated once."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="The run's name (the preset's unless overridden); names the run directory.")
+    weights: Weights = Field(default_factory=Weights, description="Reward weights.")
+    aesthetic: AestheticSettings = Field(description="The aesthetic scorer backend.")
+    judge: JudgeSettings = Field(description="The pairwise judge backend.")
+    gate: GateSettings = Field(default_factory=GateSettings, description="The admission gate.")
+    render: RenderSettings = Field(default_factory=RenderSettings, description="Rendering for the reward.")
+    pool_dir: Path | None = Field(default=None, description="Reference pool directory; None = the bundled pool.")
+    pool_revision: str | None = Field(
+        default=None,
+        description="The pool revision the run trains against (pool pack's REVISION): recorded when the run starts; "
+        "a resumed run whose pool_dir now holds another revision is refused.",
+    )
+    training: TrainingSettings = Field(default_factory=TrainingSettings, description="GRPO settings.")
+    repaint: RepaintSettings | None = Field(
+        default=None,
+        description="Multi-turn repaint episodes through TRL's environment API (docs/repaint.md); None = one "
+        "painting per rollout.",
+    )
+    openenv: OpenEnvSettings | None = Field(
+        default=None,
+        description="None = score in process; set (openenv.url=http://host:8000) = every rollout is painted and "
+        "scored by the OpenEnv painting server, one session per rollout, with the same rewards for the same seeds.",
+    )
+    run_dir: Path = Field(
+        default_factory=lambda data: Path("runs") / data["name"], description="Where the run lives; runs/<name>."
+    )
+    space: SpaceSettings | None = Field(
+        default=None,
+        description="The Hugging Face Space serving the aesthetic scorer (space.repo_id=owner/name): the train flow "
+        "wakes it, waits for its model, sets its idle backstop and puts it to sleep when the run ends, whichever "
+        "way it ends. aesthetic.url defaults to the Space's own URL.",
+    )
+
+    @model_validator(mode="after")
+    def _remote_backends_have_endpoints(self) -> RunConfig:
+        if self.space is not None and not self.aesthetic.url:
+            self.aesthetic.url = space_url(self.space.repo_id)
+        # A remote backend that will be called needs somewhere to call; one at weight 0 is never called.
+        if self.weights.aesthetic > 0 and self.aesthetic.backend != "offline" and not self.aesthetic.url:
+            raise ValueError(
+                f"aesthetic.url is required: the {self.aesthetic.backend} scorer has weight "
+                f"{self.weights.aesthetic} and no URL. Pass space.repo_id=<owner>/<scorer Space> (or aesthetic.url=https://<your-scorer>.hf.space), "
+                "or choose aesthetic.backend=offline, or set weights.aesthetic=0."
+            )
+        if self.weights.judge > 0 and self.judge.backend != "offline" and not self.judge.base_url:
+            raise ValueError(
+                f"judge.base_url is required: the {self.judge.backend} judge has weight {self.weights.judge} "
+                "and no base URL. Pass judge.base_url=https://router.huggingface.co/v1, or choose "
+                "judge.backend=offline, or set weights.judge=0."
+            )
+        return self
+
+    @property
+    def scoring(self) -> ScoringSettings:
+        """What the scoring engine reads of this run: its reward settings, the subject and the run directory."""
+        return ScoringSettings(
+            weights=self.weights,
+            aesthetic=self.aesthetic,
+            judge=self.judge,
+            gate=self.gate,
+            render=self.render,
+            pool_dir=self.pool_dir,
+            subject=self.training.subject,
+            run_dir=self.run_dir,
+        )
+
+    def save(self, path: Path) -> None:
+        """Write the resolved configuration as YAML (atomically: a run directory never holds half a config)."""
+        from ground.files import write_atomic
+
+        text = yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+        write_atomic(Path(path), text.encode())
+
+    @classmethod
+    def load(cls, path: Path) -> RunConfig:
+        """Read a configuration written by `save`."""
+        return cls.model_validate(yaml.safe_load(Path(path).read_text()))

@@ -1,0 +1,126 @@
+"""How rollouts are generated: the KV cache, whether the decode step is compiled, and prompt padding.
+
+TRL's default transformers path (dynamic cache, no compilation) launches every kernel of every layer from Python
+for each new token; on a GPU that left the Qwen3-4B shape far below what memory bandwidth allows
+(docs/training.md). A static cache preallocates the keys and values, so the decode step has fixed shapes and
+transformers can compile it (torch.compile, CUDA graphs). The compiled graphs are kept on the model and reused
+by every later step as long as the shapes stay the same: the generation batch is fixed by the configuration,
+and `prompt_pad_multiple` rounds the prompt length up so nearby lengths share one cache size.
+
+On CPU nothing changes unless the configuration asks: the cache stays dynamic and nothing is compiled
+(transformers compiles generation only on accelerators).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ground.run_config import TrainingSettings
+
+
+# The name of the hook transformers' `enable_input_require_grads` registers on the input embeddings.
+REQUIRE_GRADS_HOOK = "make_inputs_require_grads"
+
+
+@dataclass(frozen=True)
+class GenerationPlan:
+    """The generation settings a run resolves to on the device it runs on."""
+
+    cache: str  # "dynamic" or "static"
+    compile: bool
+    pad_multiple: int | None
+    early_scoring: bool = False
+    merge_adapter: bool = False  # decode with the LoRA merged into the weights (watercolour.policy.rollout_weights)
+    packed_gqa: bool = False  # grouped-query attention without repeated keys and values (watercolour.policy.attention)
+
+
+def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationPlan:
+    """Fill the configuration's `None`s for this device: static cache and compilation with a GPU, neither on CPU."""
+    if cuda is None:
+        import torch
+
+        cuda = torch.cuda.is_available()
+    cache = training.generation_cache or ("static" if cuda else "dynamic")
+    compiled = training.generation_compile if training.generation_compile is not None else cuda and cache == "static"
+    # Padding exists to keep compiled shapes stable; without compilation it would only add work.
+    pad_multiple = training.prompt_pad_multiple if compiled else None
+    early = training.early_scoring if training.early_scoring is not None else cuda
+    merge = training.generation_merge_adapter if training.generation_merge_adapter is not None else cuda
+    # Outside compilation transformers already packs grouped queries itself; the setting matters only inside it.
+    packed = compiled and (training.generation_packed_gqa if training.generation_packed_gqa is not None else True)
+    return GenerationPlan(
+        cache=cache,
+        compile=compiled,
+        pad_multiple=pad_multiple,
+        early_scoring=early,
+        merge_adapter=merge,
+        packed_gqa=packed,
+    )
+
+
+def grpo_kwargs(plan: GenerationPlan) -> dict[str, Any]:
+    """The GRPOConfig fields this plan sets (TRL's own names)."""
+    return {
+        # None is TRL's default: transformers then builds a dynamic cache.
+        "cache_implementation": "static" if plan.cache == "static" else None,
+        "pad_to_multiple_of": plan.pad_multiple,
+    }
+
+
+def enable_compile(trainer: Any, plan: GenerationPlan) -> None:
+    """Let transformers compile the decode step of the trainer's rollouts.
+
+    TRL 1.16 builds its GenerationConfig with `disable_compile=True` whatever the arguments say (and a
+    `disable_compile` in `generation_kwargs` would collide with it), so the flag is lifted on the built trainer.
+    """
+    if not plan.compile:
+        return
+    from transformers import CompileConfig
+
+    trainer.generation_config.disable_compile = False
+    # transformers' defaults (inductor, "reduce-overhead": CUDA graphs, fullgraph off), named so a later change
+    # of those defaults does not change a run silently.
+    trainer.generation_config.compile_config = CompileConfig(
+        fullgraph=False, dynamic=False, backend="inductor", mode="reduce-overhead"
+    )
+
+
+def prepare_rollouts(trainer: Any, plan: GenerationPlan) -> None:
+    """Set the built trainer up to generate as planned: compilation, packed grouped-query attention, and the LoRA
+    merged into the weights for each rollout (not under FSDP, whose sharded weights a layer cannot merge alone)."""
+    from watercolour.policy.attention import use_packed_gqa
+    from watercolour.policy.rollout_weights import MergedForRollouts
+
+    enable_compile(trainer, plan)
+    if plan.packed_gqa:
+        use_packed_gqa(trainer.model)
+    if plan.merge_adapter and not trainer.is_fsdp_enabled:
+        trainer.merge_for_rollouts = MergedForRollouts()
+
+
+@contextmanager
+def input_grad_hooks_paused(model: Any, paused: bool = True) -> Iterator[None]:
+    """Lift the embedding hooks that make inputs require grad (PEFT with gradient checkpointing) for a rollout.
+
+    The hook calls `requires_grad_()`, which torch.compile cannot trace: inside the compiled decode step it broke
+    the graph and made dynamo fall back to eager for parts of the forward (seen on the H200 with
+    TORCH_LOGS=graph_breaks). Rollouts run under no_grad, so the hook does nothing useful there. It is found by
+    name in each module's forward hooks, not through transformers' `_require_grads_hooks`: PEFT, TRL and every
+    `gradient_checkpointing_enable` register one more, and that attribute only remembers the latest.
+    """
+    lifted: list[tuple[dict, int, Any]] = []
+    if paused:
+        for module in model.modules():
+            hooks = module._forward_hooks
+            for key, hook in list(hooks.items()):
+                if getattr(hook, "__name__", "") == REQUIRE_GRADS_HOOK:
+                    lifted.append((hooks, key, hook))
+                    del hooks[key]
+    try:
+        yield
+    finally:
+        for hooks, key, hook in lifted:
+            hooks[key] = hook
