@@ -37,10 +37,10 @@ def sketches() -> list[str]:
 
 def measure(repeats: int) -> dict:
     from deployments.presets import load_config
+    from episodes.painting_env import PaintingEnv
     from rewards.scoring.composite import group_seed
     from rewards.scoring.engine_thread import close_engine_thread, engine_thread
     from rewards.scoring.scoring_engine import ScoringEngine
-    from watercolour.episodes.painting_env import PaintingEnv
 
     batch = sketches()
     scratch = Path(tempfile.mkdtemp(prefix="bench-tool-phase-"))

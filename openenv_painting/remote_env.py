@@ -1,6 +1,6 @@
 """The repaint episode for TRL's `environment_factory`, stepped through the OpenEnv server instead of in process.
 
-`RemotePaintingEnv` has the public surface of `watercolour.episodes.painting_env.PaintingEnv` (TRL turns public methods
+`RemotePaintingEnv` has the public surface of `episodes.painting_env.PaintingEnv` (TRL turns public methods
 into tools, so there are the same two: `reset(**columns) -> str` and the `paint(sketch)` tool), and
 `RemoteEpisodeFactory` that of `EpisodeFactory`, so a trainer swaps one for the other when `RunConfig.openenv` is
 set. `reset` answers at once with the instructions (`painting_env.instructions`, the text the in-process episode
@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from episodes.observation import observe
+from episodes.painting_env import Turn, episode_reward, instructions, tool_result
 from ground.run_config import OpenEnvSettings, RepaintSettings
 from openenv_painting.client import PaintingClient
 from openenv_painting.models import PaintAction
 from openenv_painting.reward import parts_of
-from watercolour.episodes.observation import observe
-from watercolour.episodes.painting_env import Turn, episode_reward, instructions, tool_result
 
 
 class ServerTurnsMismatch(RuntimeError):

@@ -26,6 +26,7 @@ REPOSITORY = PACKAGE.parent
 # What the Dockerfile copies beside the package, as the repository holds it.
 ENGINE = (
     "ground",
+    "episodes",
     "watercolour",
     "renderers",
     "rewards",

@@ -33,12 +33,12 @@ async def probe(adapter: Path, episodes: int, max_new_tokens: int, seed: int) ->
     from trl.chat_template_utils import add_response_schema
 
     from deployments.presets import load_config
+    from episodes.painting_env import PaintingEnv
     from ground.prompt import messages
     from rewards.scoring.scoring_engine import ScoringEngine
-    from watercolour.episodes.painting_env import PaintingEnv
-    from watercolour.episodes.tool_chat import use_tool_template
     from watercolour.policy.adapter import load_policy
     from watercolour.policy.loading import set_cpu_threads
+    from watercolour.policy.tool_chat import use_tool_template
 
     set_cpu_threads()
     config = load_config("repaint", {"run_dir": tempfile.mkdtemp()})

@@ -62,9 +62,9 @@ def _taught(name: str, replies: tuple[str, ...], subject: str, repaint: bool) ->
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
     if repaint:
+        from episodes.painting_env import PaintingEnv, instructions
         from ground.run_config import RepaintSettings
-        from watercolour.episodes.painting_env import PaintingEnv, instructions
-        from watercolour.episodes.tool_chat import use_tool_template
+        from watercolour.policy.tool_chat import use_tool_template
 
         use_tool_template(tokenizer)
         chat = messages(subject)
@@ -144,8 +144,8 @@ def tiny_vision_painter(subject: str = DEFAULT_SUBJECT) -> Path:
     )
     from trl.chat_template_utils import qwen3_template
 
+    from episodes.painting_env import PaintingEnv, instructions
     from ground.run_config import RepaintSettings
-    from watercolour.episodes.painting_env import PaintingEnv, instructions
     from watercolour.policy.loading import tiny_tokenizer
 
     torch.set_num_threads(1)

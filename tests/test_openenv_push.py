@@ -106,7 +106,7 @@ def test_openenv_push_uploads_the_bundle_as_a_docker_space(bundle, hub, tmp_path
     assert card["sdk"] == "docker" and card["app_port"] == 8000 and "openenv" in card["tags"]
     for path in ("Dockerfile", "openenv.yaml", "client.py", "server/app.py", "server/asgi.py", "requirements.lock"):
         assert path in uploaded, path
-    for engine in ("ground/", "renderers/", "rewards/", "watercolour/"):
+    for engine in ("ground/", "episodes/", "renderers/", "rewards/", "watercolour/"):
         assert any(path.startswith(engine) for path in uploaded), engine
     assert not [path for path in uploaded if {"__pycache__", ".venv", "node_modules"} & set(path.split("/"))]
     assert not [path for path in uploaded if path.endswith(".pyc")]

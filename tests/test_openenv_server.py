@@ -162,10 +162,10 @@ def wait_for_sessions(url: str, active: int, within_s: float) -> bool:
 
 
 def test_a_two_painting_episode_through_the_server_matches_the_in_process_episode(server, tmp_path):
+    from episodes.painting_env import PaintingEnv
     from ground.run_config import RepaintSettings
     from openenv_painting.remote_env import RemotePaintingEnv
     from rewards.scoring.scoring_engine import ScoringEngine
-    from watercolour.episodes.painting_env import PaintingEnv
 
     sketches = [(SKETCHES / "rose_cosmos.js").read_text(), (GATE / "bare_ellipse.js").read_text()]
     config = offline_config(tmp_path)
@@ -194,10 +194,10 @@ def test_a_two_painting_episode_through_the_server_matches_the_in_process_episod
 
 
 def test_a_vlm_policy_is_shown_the_png_through_the_server_as_in_process(server, tmp_path):
+    from episodes.painting_env import PaintingEnv
     from ground.run_config import RepaintSettings
     from openenv_painting.remote_env import RemotePaintingEnv
     from rewards.scoring.scoring_engine import ScoringEngine
-    from watercolour.episodes.painting_env import PaintingEnv
 
     sketch = (SKETCHES / "peach_hibiscus.js").read_text()
     settings = RepaintSettings(turns=2, vision=True)  # the server's episodes allow two

@@ -196,8 +196,8 @@ def test_the_remote_episode_offers_the_in_process_tool_and_nothing_else() -> Non
 
     from transformers.utils import get_json_schema
 
+    from episodes.painting_env import PaintingEnv
     from openenv_painting.remote_env import RemotePaintingEnv
-    from watercolour.episodes.painting_env import PaintingEnv
 
     def tools(cls: type) -> list[str]:
         members = inspect.getmembers(cls, predicate=inspect.isfunction)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from deployments.presets import load_config
+from episodes.painting_env import EpisodeFactory, PaintingEnv, episode_reward
 from ground.run_config import RepaintSettings
 from rewards.scoring.dead_letters import DeadLetterLog
 from rewards.scoring.scoring_engine import ScoringEngine
-from watercolour.episodes.painting_env import EpisodeFactory, PaintingEnv, episode_reward
 
 
 pytestmark = pytest.mark.browser

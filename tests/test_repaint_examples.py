@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from deployments.presets import load_config
+from episodes.observation import PictureFacts
 from ground.palettes import PALETTES
 from ground.run_config import RepaintSettings
 from rewards.gate import static_check
 from rewards.scoring.scoring_engine import ScoringEngine
-from watercolour.episodes.observation import PictureFacts
-from watercolour.episodes.repaint_examples import COVERAGE_TARGET, GROWTH, LAST_REPLY, episode_rows, revision
 from watercolour.policy.procedural import COMPACT_REACH_LIMIT, compact_sketch
+from watercolour.training.repaint_examples import COVERAGE_TARGET, GROWTH, LAST_REPLY, episode_rows, revision
 
 
 def facts(coverage: float) -> PictureFacts:
@@ -68,9 +68,9 @@ def test_only_the_policys_turns_are_taught_not_the_observations() -> None:
     from transformers import AutoTokenizer
     from trl.chat_template_utils import get_training_chat_template
 
-    from watercolour.episodes.repaint_examples import call
-    from watercolour.episodes.tool_chat import use_tool_template
     from watercolour.policy.loading import resolve_model
+    from watercolour.policy.tool_chat import use_tool_template
+    from watercolour.training.repaint_examples import call
 
     tokenizer = use_tool_template(AutoTokenizer.from_pretrained(resolve_model("smollm2-135m-instruct")))
     chat = [

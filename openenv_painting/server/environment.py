@@ -1,4 +1,4 @@
-"""One OpenEnv session: a repaint episode (`watercolour.episodes.painting_env.PaintingEnv`) over the server's one engine.
+"""One OpenEnv session: a repaint episode (`episodes.painting_env.PaintingEnv`) over the server's one engine.
 
 The OpenEnv server builds one `PaintingEnvironment` per WebSocket session, from `SessionFactory`. Every session
 shares the process's `ScoringEngine` (one browser pool, one content cache, one set of service clients) and owns
@@ -15,10 +15,10 @@ from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
 
+from episodes.painting_env import PaintingEnv, Turn
 from ground.run_config import RepaintSettings
 from openenv_painting.models import PaintAction, PaintObservation, PaintState
 from rewards.scoring.scoring_engine import ScoringEngine
-from watercolour.episodes.painting_env import PaintingEnv, Turn
 
 
 class SessionClosed(RuntimeError):

@@ -17,7 +17,7 @@ from rewards.judging.judge_protocol import PairwiseJudge, PoolReference, Winner,
 
 
 # The winner is declared first so a reply cut off by max_tokens still carries the verdict. The reason is what the
-# repaint policy reads after its painting (`watercolour.episodes.observation`).
+# repaint policy reads after its painting (`episodes.observation`).
 VERDICT_SCHEMA = {
     "type": "object",
     "properties": {

@@ -316,7 +316,7 @@ def compact_sketch(
 
     `named_colours` writes the colours as CSS names (`NAMED_WASHES`) instead of the palette's hex washes.
     `grow` and `deep` revise the seeded sketch, everything else equal (the repaint warm start's second paintings,
-    `watercolour.episodes.repaint_examples`): petals `grow` units longer (up to `COMPACT_REACH_LIMIT`), and the palette's
+    `watercolour.training.repaint_examples`): petals `grow` units longer (up to `COMPACT_REACH_LIMIT`), and the palette's
     deep wash instead of the seeded one.
     """
     rng = random.Random(seed)

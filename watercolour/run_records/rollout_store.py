@@ -101,7 +101,7 @@ class RolloutStore:
     def record_episodes(
         self, prompts: list[Any], completions: list[Any], environments: list[Any], kwargs: dict[str, Any]
     ) -> None:
-        """Write one step's repaint episodes (`watercolour.episodes.painting_env.PaintingEnv`): a row per painting, with its
+        """Write one step's repaint episodes (`episodes.painting_env.PaintingEnv`): a row per painting, with its
         observation and the episode's reward; an episode that never painted is one row without a turn."""
         step = rollout_step(kwargs.get("trainer_state"))
         if step is None:

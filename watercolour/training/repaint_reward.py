@@ -14,10 +14,10 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from episodes.painting_env import EpisodeFactory
 from ground.records import RewardParts
 from ground.run_config import RunConfig
 from rewards.scoring.scoring_engine import ScoringEngine, log_means
-from watercolour.episodes.painting_env import EpisodeFactory
 from watercolour.run_records.rollout_store import RolloutStore
 
 

@@ -28,7 +28,6 @@ from ground.run_config import RunConfig, TrainingSettings
 from rewards.scoring.composite import CompositeReward
 from rewards.scoring.dead_letters import DeadLetterLog
 from rewards.scoring.scoring_engine import log_means
-from watercolour.episodes.tool_chat import use_tool_template
 from watercolour.policy.adapter import export_adapter, load_policy
 from watercolour.policy.early_scoring import scoring_during_generation
 from watercolour.policy.generation import grpo_kwargs, input_grad_hooks_paused, prepare_rollouts, resolve
@@ -36,6 +35,7 @@ from watercolour.policy.linear_attention import FIX, route_gated_delta_rule
 from watercolour.policy.loading import resolve_model, set_cpu_threads
 from watercolour.policy.lora import device_settings, lora_config
 from watercolour.policy.rollout_weights import MergedForRollouts
+from watercolour.policy.tool_chat import use_tool_template
 from watercolour.run_records.curves import CurvesFile, curve_row, summary_line
 from watercolour.run_records.gallery import write_gallery
 from watercolour.run_records.rollout_store import RolloutStore, gallery_items

@@ -128,11 +128,11 @@ def build_examples(
 
 
 def repaint_rows(config: RunConfig, run_dir: Path, count: int) -> list[dict]:
-    """`count` whole taught episodes (`watercolour.episodes.repaint_examples`), played through the run's own scoring."""
+    """`count` whole taught episodes (`watercolour.training.repaint_examples`), played through the run's own scoring."""
     import asyncio
 
     from rewards.scoring.scoring_engine import ScoringEngine
-    from watercolour.episodes.repaint_examples import episode_rows
+    from watercolour.training.repaint_examples import episode_rows
 
     settings, training = config.repaint, config.training
     assert settings is not None
@@ -180,7 +180,7 @@ def warm_start(
     tokenizer = AutoTokenizer.from_pretrained(base_path)
     repaint = config.repaint is not None
     if repaint:  # whole episodes through the paint tool, in the template it calls tools with
-        from watercolour.episodes.tool_chat import use_tool_template
+        from watercolour.policy.tool_chat import use_tool_template
 
         tokenizer = use_tool_template(tokenizer)
         rows, from_pool = repaint_rows(config, run_dir, examples), 0

@@ -3,7 +3,7 @@
 TRL (1.16) makes one `PaintingEnv` per rollout and reuses instances across batches, so `reset(**columns)` clears
 the episode and returns the text appended to the user's prompt. Every public method is a tool the policy may call;
 there is one, `paint(sketch)`, which gates, renders and scores the sketch through `rewards.scoring.scoring_engine` and
-returns the observation (`watercolour.episodes.observation`): text, or text and the rendered PNG as an image block for a VLM
+returns the observation (`episodes.observation`): text, or text and the rendered PNG as an image block for a VLM
 policy. The episode ends after `RepaintSettings.turns` paintings (the trainer caps its tool loop there too) or when
 the policy stops calling the tool. `reward` is the episode's reward (`episode_reward`); the trainer's reward
 function (`watercolour.training.repaint_reward`) reads it with the turns, records them and hands it to GRPO. The OpenEnv
@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from episodes.observation import Observation, observe
 from ground.records import RewardParts
 from ground.run_config import RepaintSettings
 from rewards.scoring.composite import group_seed
 from rewards.scoring.scoring_engine import ScoringEngine
-from watercolour.episodes.observation import Observation, observe
 
 
 @dataclass

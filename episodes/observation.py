@@ -6,7 +6,7 @@ the allowlist, what was cut off, which call threw), the picture's measured facts
 where the paint sits, how far the painting reaches against the canvas, its palette, how soft its edges are) and,
 when the judge was asked, its verdict and the reason it gave. The facts are measured with the same code as the
 offline scorer and judge (`renderers.coverage`, `rewards.offline_aesthetic`), so the words and the reward agree.
-A VLM policy also gets the rendered PNG (`Observation.png`, see `watercolour.episodes.painting_env`).
+A VLM policy also gets the rendered PNG (`Observation.png`, see `episodes.painting_env`).
 """
 
 from __future__ import annotations

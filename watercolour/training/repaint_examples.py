@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from episodes.observation import PictureFacts
+from episodes.painting_env import PaintingEnv
 from ground.prompt import PromptStyle, messages
 from ground.run_config import RepaintSettings
 from rewards.scoring.scoring_engine import ScoringEngine
-from watercolour.episodes.observation import PictureFacts
-from watercolour.episodes.painting_env import PaintingEnv
 from watercolour.policy.procedural import compact_sketch, plan_flower
 
 
