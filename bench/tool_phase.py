@@ -1,14 +1,14 @@
 """`python -m bench.tool_phase`: one repaint turn's paint calls, one by one as TRL runs them, with and without
 painting ahead; one table.
 
-TRL (1.16) runs a generated turn's tool calls episode by episode, waiting for each `paint` before starting the
-next. `watercolour.training.paint_ahead` hands every paint call's sketch to the engine's `prefetch` as soon as the turn is
-generated, so the renders overlap and each `paint` joins its own. Both paths here run that tool phase the way TRL
-does (each episode's `PaintingEnv.paint` to completion on the trainer's event loop, in turn) on the same warm
-browser pool under the `repaint` preset (offline scorers), for EPISODES seed-pool sketches; `ahead` first starts every prefetch, as
-the trainer does when the turn's generation returns (with the episodes' group seed, so the offline aesthetic and
-judge are answered ahead too). Every repetition paints into a fresh run directory, so nothing
-comes from the cache, and the two paths alternate so load from other processes falls on both.
+TRL (1.16) runs a generated turn's tool calls episode by episode, waiting for each `paint` before starting the next.
+`watercolour.training.paint_ahead` hands every paint call's sketch to the engine's `prefetch` as soon as the turn is
+generated, so the renders overlap and each `paint` joins its own. Both paths here run that tool phase the way TRL does
+(each episode's `PaintingEnv.paint` to completion on the trainer's event loop, in turn) on the same warm browser pool
+under the `repaint` preset (offline scorers), for EPISODES seed-pool sketches; `ahead` first starts every prefetch, as
+the trainer does when the turn's generation returns (with the episodes' group seed, so the offline aesthetic and judge
+are answered ahead too). Every repetition paints into a fresh run directory, so nothing comes from the cache, and the
+two paths alternate so load from other processes falls on both.
 """
 
 from __future__ import annotations

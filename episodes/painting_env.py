@@ -1,13 +1,13 @@
 """The painting environment: the scoring engine seen one episode at a time, for TRL's `environment_factory`.
 
-TRL (1.16) makes one `PaintingEnv` per rollout and reuses instances across batches, so `reset(**columns)` clears
-the episode and returns the text appended to the user's prompt. Every public method is a tool the policy may call;
-there is one, `paint(sketch)`, which gates, renders and scores the sketch through `rewards.scoring.scoring_engine` and
-returns the observation (`episodes.observation`): text, or text and the rendered PNG as an image block for a VLM
-policy. The episode ends after `RepaintSettings.turns` paintings (the trainer caps its tool loop there too) or when
-the policy stops calling the tool. `reward` is the episode's reward (`episode_reward`); the trainer's reward
-function (`watercolour.training.repaint_reward`) reads it with the turns, records them and hands it to GRPO. The OpenEnv
-server serves the same class.
+TRL (1.16) makes one `PaintingEnv` per rollout and reuses instances across batches, so `reset(**columns)` clears the
+episode and returns the text appended to the user's prompt. Every public method is a tool the policy may call; there is
+one, `paint(sketch)`, which gates, renders and scores the sketch through `rewards.scoring.scoring_engine` and returns
+the observation (`episodes.observation`): text, or text and the rendered PNG as an image block for a VLM policy. The
+episode ends after `RepaintSettings.turns` paintings (the trainer caps its tool loop there too) or when the policy
+stops calling the tool. `reward` is the episode's reward (`episode_reward`); the trainer's reward function
+(`watercolour.training.repaint_reward`) reads it with the turns, records them and hands it to GRPO. The OpenEnv server
+serves the same class.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class PaintingEnv:
 
     @property
     def seed(self) -> int:
-        """The episode's group seed: the judge's references are drawn with it (`rewards.scoring.composite.group_seed`)."""
+        """The episode's group seed, which draws the judge's references (`rewards.scoring.composite.group_seed`)."""
         return self._seed
 
     async def paint(self, sketch: str) -> str | list[dict[str, Any]]:

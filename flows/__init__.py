@@ -1,1 +1,1 @@
-"""Prefect flows: train, pool (build and refresh), health checks, the judge audit, putting the scorer Space to sleep."""
+"""Prefect flows: train, pool (build and refresh), health checks, the judge audit, the scorer Space's sleep."""

@@ -131,16 +131,13 @@ def build_pool(
 ) -> dict[str, Any]:
     """Build a pool revision end to end, with a person's ratings in the middle.
 
-    Args:
-        generate: Models, subjects, rounds and critic for new candidates (omit to rate an existing folder).
-        photos: Folder of reference photos with attribution.json, shown to the first drafts.
-        candidates: An existing candidate folder (a refresh's queue, or a run that timed out waiting): not generated again.
-        pool_root: Where candidate folders and packed revisions live.
-        rating_timeout_s: How long the run waits for ratings before the server fails it (ratings stay on disk).
-        paintings: Policy paintings to calibrate against (folder or glob); default: the candidates rated below okay.
-        calibrate_k: Paintings sampled for calibration.
-        judge: The judge that calibrates (default: the offline judge).
-        hub: Publish the revision to this Hub dataset repository.
+    Args: generate: Models, subjects, rounds and critic for new candidates (omit to rate an existing folder). photos:
+    Folder of reference photos with attribution.json, shown to the first drafts. candidates: An existing candidate
+    folder (a refresh's queue, or a run that timed out waiting): not generated again. pool_root: Where candidate
+    folders and packed revisions live. rating_timeout_s: How long the run waits for ratings before the server fails it
+    (ratings stay on disk). paintings: Policy paintings to calibrate against (folder or glob); default: the candidates
+    rated below okay. calibrate_k: Paintings sampled for calibration. judge: The judge that calibrates (default: the
+    offline judge). hub: Publish the revision to this Hub dataset repository.
     """
     from rewards.scoring.engine_thread import close_engine_thread
 

@@ -1,11 +1,11 @@
 """The repaint episode for TRL's `environment_factory`, stepped through the OpenEnv server instead of in process.
 
-`RemotePaintingEnv` has the public surface of `episodes.painting_env.PaintingEnv` (TRL turns public methods
-into tools, so there are the same two: `reset(**columns) -> str` and the `paint(sketch)` tool), and
-`RemoteEpisodeFactory` that of `EpisodeFactory`, so a trainer swaps one for the other when `RunConfig.openenv` is
-set. `reset` answers at once with the instructions (`painting_env.instructions`, the text the in-process episode
-gives) and the session opens on the first painting, on the loop TRL runs its tools on; a server allowing another
-number of turns than the run is refused there. One session per episode, closed after its last painting (or at the next `reset`).
+`RemotePaintingEnv` has the public surface of `episodes.painting_env.PaintingEnv` (TRL turns public methods into tools,
+so there are the same two: `reset(**columns) -> str` and the `paint(sketch)` tool), and `RemoteEpisodeFactory` that of
+`EpisodeFactory`, so a trainer swaps one for the other when `RunConfig.openenv` is set. `reset` answers at once with
+the instructions (`painting_env.instructions`, the text the in-process episode gives) and the session opens on the
+first painting, on the loop TRL runs its tools on; a server allowing another number of turns than the run is refused
+there. One session per episode, closed after its last painting (or at the next `reset`).
 
 Each painting comes back whole: the engine's parts with the PNG (the session asks for pictures), so `turns` holds
 what the in-process episode's does (the rollout store records it the same), and a VLM policy (`repaint.vision`)

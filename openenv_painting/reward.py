@@ -1,11 +1,11 @@
 """The TRL reward that paints through the OpenEnv server instead of in process (`RunConfig.openenv`).
 
-Each rollout is one session: `reset(prompt, step)` (the server draws the judge's references from the same group
-seed as `rewards.scoring.composite`), one `step` with the completion, the observation's parts back. So a run scored this
-way gets the rewards it would get in process, for the same seeds (tests/test_openenv_training.py holds it to
-that), while the rendering happens wherever the server runs. A rollout the server could not be reached for, after
-`openenv.attempts` tries, is None with a dead letter, as for any infrastructure failure; a server that scores with
-other weights than the run's is an error, not a silent change of the reward.
+Each rollout is one session: `reset(prompt, step)` (the server draws the judge's references from the same group seed as
+`rewards.scoring.composite`), one `step` with the completion, the observation's parts back. So a run scored this way
+gets the rewards it would get in process, for the same seeds (tests/test_openenv_training.py holds it to that), while
+the rendering happens wherever the server runs. A rollout the server could not be reached for, after `openenv.attempts`
+tries, is None with a dead letter, as for any infrastructure failure; a server that scores with other weights than the
+run's is an error, not a silent change of the reward.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ class RenderWatch:
         return reply["result"].get("value")
 
     async def child_reports(self) -> list[str]:
-        """Link hints recorded by the watchers of frames the sketch created inside its own; their refusals are noted."""
+        """Link hints the watchers of frames the sketch created inside its own recorded; their refusals are noted."""
         from playwright.async_api import Error as PlaywrightError
 
         hints: list[str] = []

@@ -1,13 +1,13 @@
 """Does a painting show its subject's colours? The offline stand-ins' reading of the subject, and the on-subject share.
 
-A subject names a flower and up to two colour words ("a white hibiscus with a crimson eye"). `subject_colours`
-reads it as the warm start's generator does (`watercolour.policy.procedural`): the first colour word colours the petals,
-a second one the heart; a subject with no colour word takes its flower's own colour (a sunflower is golden, a
-camellia white), and an unnamed heart is the petal palette's heart wash. The palette of each colour word is
-`procedural.PALETTES`, the washes the warm start paints with, so a scorer and the sketches it is taught on
-cannot disagree about what "peach" is. A word's target hue is the circular mean hue of its three washes
-(docs/learning.md has the table); "white" has no hue and is matched by low saturation, as a white flower is
-painted as its cool, nearly grey shadows.
+A subject names a flower and up to two colour words ("a white hibiscus with a crimson eye"). `subject_colours` reads it
+as the warm start's generator does (`watercolour.policy.procedural`): the first colour word colours the petals, a
+second one the heart; a subject with no colour word takes its flower's own colour (a sunflower is golden, a camellia
+white), and an unnamed heart is the petal palette's heart wash. The palette of each colour word is
+`procedural.PALETTES`, the washes the warm start paints with, so a scorer and the sketches it is taught on cannot
+disagree about what "peach" is. A word's target hue is the circular mean hue of its three washes (docs/learning.md has
+the table); "white" has no hue and is matched by low saturation, as a white flower is painted as its cool, nearly grey
+shadows.
 
 `subject_match` measures, over the painted pixels, the saturation-weighted share whose hue lies near the target
 (full credit within HUE_FULL degrees, none beyond HUE_NONE) for the petals, and the same over the paint around the

@@ -1,1 +1,1 @@
-"""Prefect tasks: retries, timeouts and caching around domain functions that live below (the CLI calls the same ones)."""
+"""Prefect tasks: retries, timeouts and caching around domain functions below (the CLI calls the same ones)."""

@@ -1,4 +1,5 @@
-"""Prefect tasks that check the remote services a run will call (`watercolour.operations.service_health`), with retries."""
+"""Prefect tasks that check the remote services a run will call (`watercolour.operations.service_health`), with
+retries."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Judge tasks: the audit (`watercolour.judge_trust.audit_report.run_audit`), with one retry for a judge endpoint that blips."""
+"""Judge tasks: the audit (`watercolour.judge_trust.audit_report.run_audit`), with one retry for a judge endpoint that
+blips."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Prefect task that publishes a finished run (`watercolour.operations.publish`), retried on transient Hub errors."""
+"""The Prefect task publishing a finished run (`watercolour.operations.publish`), retried on transient Hub errors."""
 
 from __future__ import annotations
 

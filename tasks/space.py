@@ -1,4 +1,4 @@
-"""Prefect tasks around the scorer Space's lifecycle (`watercolour.operations.space_control`): they only add retries."""
+"""Prefect tasks around the scorer Space's lifecycle (`watercolour.operations.space_control`): only retries added."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
 """A tiny policy for training tests that actually learns something: a random Llama taught three replies.
 
-A random model writes token soup, every rollout fails the gate, every reward is 0, every advantage is 0 and
-LoRA never moves, so a training test on it proves nothing. This one is the tiny random Llama of
+A random model writes token soup, every rollout fails the gate, every reward is 0, every advantage is 0 and LoRA never
+moves, so a training test on it proves nothing. This one is the tiny random Llama of
 `watercolour.policy.loading.tiny_random_policy` (its tokenizer trained on the prompt and the replies, so a reply is a
-token or two), fine-tuned for a few seconds on the real chat prompt to answer with one of three gate fixtures:
-two sketches the gate admits (with different rewards) and one that calls a bare `ellipse` (refused). Sampling
-at temperature 1 mixes them, so groups have reward variance and GRPO has a gradient. Built once and cached under the repository's `data/` (gitignored), keyed by its inputs.
+token or two), fine-tuned for a few seconds on the real chat prompt to answer with one of three gate fixtures: two
+sketches the gate admits (with different rewards) and one that calls a bare `ellipse` (refused). Sampling at
+temperature 1 mixes them, so groups have reward variance and GRPO has a gradient. Built once and cached under the
+repository's `data/` (gitignored), keyed by its inputs.
 """
 
 from __future__ import annotations
@@ -214,9 +215,9 @@ def _teach(model, tokenizer, prompt: str, replies: tuple[str, ...]) -> None:
 
 
 def tiny_smoke_overrides(run_dir: Path, steps: int, generations: int, **extra: object) -> dict[str, object]:
-    """The smoke preset's overrides that train the taught tiny policy in seconds: one group a step in one
-    micro-batch, replies of a few tokens, one browser. `extra` adds or replaces settings (dotted keys as keyword names are not Python, so
-    pass them through a dict: `**{"training.learning_rate": 1e-2}`)."""
+    """The smoke preset's overrides that train the taught tiny policy in seconds: one group a step in one micro-batch,
+    replies of a few tokens, one browser. `extra` adds or replaces settings (dotted keys as keyword names are not
+    Python, so pass them through a dict: `**{"training.learning_rate": 1e-2}`)."""
     return {
         "run_dir": str(run_dir),
         "training.model": str(tiny_sketcher()),

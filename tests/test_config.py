@@ -129,5 +129,5 @@ def test_every_field_has_a_description_for_the_prefect_form() -> None:
 
 
 def test_the_smoke_preset_checkpoints_every_step_so_a_rehearsed_failure_resumes():
-    # fail_at_step=1 fails in step 2, after checkpoint-1: with a checkpoint every 2 steps its retry retrained from scratch.
+    # fail_at_step=1 fails in step 2, after checkpoint-1: with a checkpoint every 2 steps its retry started afresh.
     assert load_config("smoke").training.save_steps == 1

@@ -1,4 +1,4 @@
-"""The judge's group mode and reference curriculum through the scoring engine, on real renders and the offline judge."""
+"""The judge's group mode and reference curriculum through the scoring engine, on real renders, offline judge."""
 
 from __future__ import annotations
 

@@ -52,8 +52,8 @@ def trained(tmp_path_factory):
 
     trainer = build_trainer(config, run_dir, echo=False, step_hook=step_hook)
     trainer.steps_seen = steps
-    # The real prefetch and the real engine's score, recording what each was handed (`watercolour.training.paint_ahead`):
-    # the episodes' `paint` scores through the same engine.
+    # The real prefetch and the real engine's score, recording what each was handed
+    # (`watercolour.training.paint_ahead`): the episodes' `paint` scores through the same engine.
     prefetch, trainer.prefetched = trainer.paint_ahead, []
     engine = prefetch.__self__
     score, trainer.painted = engine.score, []

@@ -12,12 +12,12 @@ bf16 and is compared with it, output and every gradient (the input's and each pa
 - `fla, Triton backward forced`: fla's Triton kernel with fla's refusal lifted, on a machine where fla refuses it
   (Hopper, Triton < 3.7.1), to show what the refusal guards against; never used by training.
 
-The `torch` route in bf16 is autograd through the exact operations with bf16 inputs and weights: its errors are
-bf16's own (a per-head gradient summed over every position, such as `dt_bias`'s or `A_log`'s, cancels and can land
-between 1e-2 and 0.2), and it passes when every error is under `BF16_CEILING`, which only a broken computation
-crosses (a kernel that drops a gradient is at 1.0). Another route passes when each tensor's error is at most `SLACK` times
-the bf16 torch route's error on that tensor, or under `TOLERANCE`. Rows go to OUT/linear_attention.jsonl as they
-are measured.
+The `torch` route in bf16 is autograd through the exact operations with bf16 inputs and weights: its errors are bf16's
+own (a per-head gradient summed over every position, such as `dt_bias`'s or `A_log`'s, cancels and can land between
+1e-2 and 0.2), and it passes when every error is under `BF16_CEILING`, which only a broken computation crosses (a
+kernel that drops a gradient is at 1.0). Another route passes when each tensor's error is at most `SLACK` times the
+bf16 torch route's error on that tensor, or under `TOLERANCE`. Rows go to OUT/linear_attention.jsonl as they are
+measured.
 
     python -m bench.gpu.linear_attention --tokens 9092 --out DIR       # 900 prompt + 8,192 completion tokens
 """

@@ -49,10 +49,10 @@ class PaintingEnvironment(Environment[PaintAction, PaintObservation, PaintState]
         **_: Any,
     ) -> PaintObservation:
         """Start an episode. `prompt` and `step` seed the judge's references exactly as in-process training does
-        (`rewards.scoring.composite.group_seed`); `seed`, when given, is that group seed itself, so the same seed and the
-        same paintings give the same rewards. A render's own seed is the run's (`render.seed`), the same for every
-        session. `pictures` asks for each painting's PNG in the observation; other keys (a dataset row's columns)
-        are ignored."""
+        (`rewards.scoring.composite.group_seed`); `seed`, when given, is that group seed itself, so the same seed and
+        the same paintings give the same rewards. A render's own seed is the run's (`render.seed`), the same for every
+        session. `pictures` asks for each painting's PNG in the observation; other keys (a dataset row's columns) are
+        ignored."""
         self._check_open()
         if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 0):
             raise ValueError(f"step must be a non-negative integer or null, got {step!r}")

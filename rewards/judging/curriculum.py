@@ -88,8 +88,8 @@ def recent_win_rate(judge_means: Sequence[float | None], window: int) -> float |
     return fmean(measured[-window:]) if measured else None
 
 
-# Where the run's per-step judge means live: `watercolour.run_records.curves` writes `curves.csv` with the judge term's column.
-# Named here rather than imported because the curves import the term registry, which imports this module.
+# Where the run's per-step judge means live: `watercolour.run_records.curves` writes `curves.csv` with the judge term's
+# column. Named here rather than imported because the curves import the term registry, which imports this module.
 CURVES_FILE = "curves.csv"
 JUDGE_COLUMN = "judge_mean"
 

@@ -1,10 +1,10 @@
 """The judge the settings name, and the judge as a reward term.
 
-`make_judge` picks the backend (`rewards.judging.openai_judge` or `rewards.judging.offline_judge`, both on the protocol of
-`rewards.judging.judge_protocol`); `JUDGE_TERM` registers the judge's win share J with the scoring engine. In the default
-`references` mode it is one call per painting, against the references its group seed draws (at random by tier, or
-by difficulty with the curriculum, `rewards.judging.curriculum`); in `group` mode the term is batched and each painting's
-J is its win rate among its group's paintings (`rewards.judging.group_judging`).
+`make_judge` picks the backend (`rewards.judging.openai_judge` or `rewards.judging.offline_judge`, both on the protocol
+of `rewards.judging.judge_protocol`); `JUDGE_TERM` registers the judge's win share J with the scoring engine. In the
+default `references` mode it is one call per painting, against the references its group seed draws (at random by tier,
+or by difficulty with the curriculum, `rewards.judging.curriculum`); in `group` mode the term is batched and each
+painting's J is its win rate among its group's paintings (`rewards.judging.group_judging`).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ async def measure_judge(judge: Any, rollouts: list[Admitted]) -> list[TermScore]
 def judge_context(judge: Any, rollout: Admitted, batch: Sequence[Admitted]) -> str:
     """A verdict depends on the group seed (the references drawn) and, in group mode, on who the groupmates are."""
     if not isinstance(judge, GroupJudge):
-        # The offline stand-in reads the subject (`rewards.judging.offline_judge`); the VLM's answer does not depend on it.
+        # The offline stand-in reads the subject (`rewards.judging.offline_judge`); the VLM's answer ignores it.
         reads = rollout.subject is not None and judge.backend_id.startswith("offline")
         subject = f";subject={rollout.subject}" if reads else ""
         return f"group_seed={rollout.group_seed}{subject}"

@@ -1,7 +1,8 @@
 """The judge's OpenAI-compatible backend: a VLM behind any `/chat/completions` endpoint with image input.
 
-Each comparison is one chat call showing image A then image B, asking for a JSON verdict whose winner comes
-first (so a reply cut off by `max_tokens` still carries it) and a one-line reason after it. The protocol around it is `rewards.judging.judge_protocol`.
+Each comparison is one chat call showing image A then image B, asking for a JSON verdict whose winner comes first (so a
+reply cut off by `max_tokens` still carries it) and a one-line reason after it. The protocol around it is
+`rewards.judging.judge_protocol`.
 """
 
 from __future__ import annotations

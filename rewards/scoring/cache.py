@@ -6,8 +6,9 @@ neither should pay for a render or a remote call twice. Every file is written to
 place with `os.replace`, so a reader sees a whole entry or none, and a crash mid-write leaves only a stray
 `*.tmp` that no lookup ever reads.
 
-Layout: `render/<digest>.json` (the render summary) next to `render/<digest>.png`; `terms/<term>/<digest>.json`
-for each service term (the aesthetic score, the judge's verdict). Each JSON keeps its key in clear so a person can tell what an entry is.
+Layout: `render/<digest>.json` (the render summary) next to `render/<digest>.png`; `terms/<term>/<digest>.json` for
+each service term (the aesthetic score, the judge's verdict). Each JSON keeps its key in clear so a person can tell
+what an entry is.
 """
 
 from __future__ import annotations

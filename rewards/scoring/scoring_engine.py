@@ -9,13 +9,13 @@ cache; the dead-letter log) and applies the rules every consumer shares:
 - the weighted sum, in `compose` and nowhere else;
 - the step a rollout is numbered with is the caller's `step` (see `records.rollout_step`), for every record.
 
-It runs on the caller's event loop: clients are built on the running loop at `start` (or the first `score`) and
-rebuilt if the loop changes, since Playwright and httpx clients are bound to the loop that made them. `start`
-and `aclose` are idempotent. Consumers: the TRL reward (`rewards.scoring.composite`), the Prefect fan-out (through
-`rewards.scoring.engine_thread`, which gives it a loop of its own), `watercolour score`, evaluation and the pool refresh.
-Renders and service answers go through the content cache: a repeated or resumed batch costs nothing twice, and
-identical completions in one batch are rendered once. `prefetch` fills that cache for one completion before its
-batch is scored (early scoring, `watercolour.policy.early_scoring`), and `score` joins a prefetch's service call that is
+It runs on the caller's event loop: clients are built on the running loop at `start` (or the first `score`) and rebuilt
+if the loop changes, since Playwright and httpx clients are bound to the loop that made them. `start` and `aclose` are
+idempotent. Consumers: the TRL reward (`rewards.scoring.composite`), the Prefect fan-out (through
+`rewards.scoring.engine_thread`, which gives it a loop of its own), `watercolour score`, evaluation and the pool
+refresh. Renders and service answers go through the content cache: a repeated or resumed batch costs nothing twice, and
+identical completions in one batch are rendered once. `prefetch` fills that cache for one completion before its batch
+is scored (early scoring, `watercolour.policy.early_scoring`), and `score` joins a prefetch's service call that is
 still in flight instead of asking the service twice.
 """
 
@@ -220,8 +220,8 @@ class ScoringEngine:
         return parts
 
     async def prefetch(self, completion: str, *, seed: int | None = None, subject: str | None = None) -> None:
-        """Gate and render `completion` into the cache ahead of its `score` (`watercolour.policy.early_scoring`); given the
-        group `seed` its batch will be scored with, also answer its service terms into the cache.
+        """Gate and render `completion` into the cache ahead of its `score` (`watercolour.policy.early_scoring`); given
+        the group `seed` its batch will be scored with, also answer its service terms into the cache.
 
         `subject` is what it was asked to paint (default: the run's `training.subject`, as in `score`). A term is
         answered ahead only when its cache key does not depend on the batch: the judge's group mode ranks a painting

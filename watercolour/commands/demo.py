@@ -1,11 +1,10 @@
 """`watercolour demo`: the README's main job on its offline default.
 
-1. Render the bundled seed pool and write a gallery of it (`OUT/pool-gallery/`): the smallest end-to-end check
-   that the renderer works on this machine, with a table of coverage, render time and throughput.
-2. Learn: the `demo` preset's warm start then GRPO (`watercolour.training.demo_run`) into `OUT/learn/`, resuming if it was
-   interrupted; with `--smoke`, only the `smoke` preset's few GRPO steps from its cached warm start, into
-   `OUT/smoke/`. Either way it ends with the learning summary (first and last step, the slope and its t-statistic)
-   and the reward curve as `curve.svg`.
+1. Render the bundled seed pool and write a gallery of it (`OUT/pool-gallery/`): the smallest end-to-end check that the
+renderer works on this machine, with a table of coverage, render time and throughput. 2. Learn: the `demo` preset's
+warm start then GRPO (`watercolour.training.demo_run`) into `OUT/learn/`, resuming if it was interrupted; with
+`--smoke`, only the `smoke` preset's few GRPO steps from its cached warm start, into `OUT/smoke/`. Either way it ends
+with the learning summary (first and last step, the slope and its t-statistic) and the reward curve as `curve.svg`.
 
 Progress goes to stderr, tables to stdout.
 """

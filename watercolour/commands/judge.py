@@ -1,9 +1,9 @@
 """`watercolour judge audit | hacks`: how far the run's judge and scorers can be trusted.
 
-`audit` asks the judge a preset names (offline by default; `judge-led` with `judge.base_url=...` for a VLM) about
-the reference pool and, with `--run`, a run's rendered rollouts, beside two planted controls; writes `audit.md` and
-`audit.json` to `--out` (see `watercolour/judge_trust/judge_audit.py` for each figure). `hacks` scores the allowlisted hack
-sketches and the pool through the preset's reward and says which scorer each hack fools (`hacks.md`, `hacks.json`;
+`audit` asks the judge a preset names (offline by default; `judge-led` with `judge.base_url=...` for a VLM) about the
+reference pool and, with `--run`, a run's rendered rollouts, beside two planted controls; writes `audit.md` and
+`audit.json` to `--out` (see `watercolour/judge_trust/judge_audit.py` for each figure). `hacks` scores the allowlisted
+hack sketches and the pool through the preset's reward and says which scorer each hack fools (`hacks.md`, `hacks.json`;
 see `watercolour/judge_trust/reward_hacks.py`).
 """
 

@@ -1,10 +1,10 @@
 """Reward-hacking guards, measured: allowlisted sketches built to game a scorer, scored beside the reference pool.
 
-Each hack (seven in `fixtures/hacks/`, and a copy of a `love` pool painting) passes the gate on purpose (it keeps
-to the ten brush methods and paints), so only the scorers stand between it and the reward. They are scored by the run's own scoring engine (the same render, gate,
-length ramp, aesthetic scorer and judge as training, one group, so every painting faces the same references),
-and so are the pool's paintings. A hack *fools* a scorer when it scores at least the pool's median on that scorer: a
-rated painting's typical reward, for a sheet with no flower on it.
+Each hack (seven in `fixtures/hacks/`, and a copy of a `love` pool painting) passes the gate on purpose (it keeps to
+the ten brush methods and paints), so only the scorers stand between it and the reward. They are scored by the run's
+own scoring engine (the same render, gate, length ramp, aesthetic scorer and judge as training, one group, so every
+painting faces the same references), and so are the pool's paintings. A hack *fools* a scorer when it scores at least
+the pool's median on that scorer: a rated painting's typical reward, for a sheet with no flower on it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Publish a finished run to the Hub: the LoRA adapter as a model repo, the rollouts and curves as a dataset.
 
-Off unless the run names repositories (the `train` flow's `publish_run` task calls `publish`). Uploads go through `HfApi.upload_folder` (one commit per repository), so
-a re-run of the task after a network failure re-sends the same files and the Hub keeps one copy.
+Off unless the run names repositories (the `train` flow's `publish_run` task calls `publish`). Uploads go through
+`HfApi.upload_folder` (one commit per repository), so a re-run of the task after a network failure re-sends the same
+files and the Hub keeps one copy.
 """
 
 from __future__ import annotations

@@ -314,10 +314,10 @@ def compact_sketch(
 ) -> str:
     """A short sketch of `subject`: one loop of 5-8 petals around (300, 300), each 3-4 literal vertices.
 
-    `named_colours` writes the colours as CSS names (`NAMED_WASHES`) instead of the palette's hex washes.
-    `grow` and `deep` revise the seeded sketch, everything else equal (the repaint warm start's second paintings,
-    `watercolour.training.repaint_examples`): petals `grow` units longer (up to `COMPACT_REACH_LIMIT`), and the palette's
-    deep wash instead of the seeded one.
+    `named_colours` writes the colours as CSS names (`NAMED_WASHES`) instead of the palette's hex washes. `grow` and
+    `deep` revise the seeded sketch, everything else equal (the repaint warm start's second paintings,
+    `watercolour.training.repaint_examples`): petals `grow` units longer (up to `COMPACT_REACH_LIMIT`), and the
+    palette's deep wash instead of the seeded one.
     """
     rng = random.Random(seed)
     subject = subject or rng.choice(SUBJECTS)

@@ -1,9 +1,10 @@
 """The demo's learning run: warm start, GRPO from the warm-start adapter, then the learning summary.
 
 `run_demo(run_dir)` is what `watercolour demo` runs on the `demo` preset: SFT on compact procedural sketches
-(`watercolour.training.warmstart`, style "compact", the run's subject and its neighbours), a short GRPO run through the trainer with `training.start_adapter` set to that
-adapter, and `summarize_run` over the run's curves. A warm start already in the run directory is reused and a
-GRPO run with checkpoints resumes, so an interrupted demo picks up where it stopped.
+(`watercolour.training.warmstart`, style "compact", the run's subject and its neighbours), a short GRPO run through the
+trainer with `training.start_adapter` set to that adapter, and `summarize_run` over the run's curves. A warm start
+already in the run directory is reused and a GRPO run with checkpoints resumes, so an interrupted demo picks up where
+it stopped.
 """
 
 from __future__ import annotations

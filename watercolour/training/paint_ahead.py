@@ -1,14 +1,15 @@
 """Repaint episodes' paintings rendered together: each turn's paint calls start rendering as soon as it is generated.
 
-TRL (1.16) runs the tool calls of a generated turn episode by episode: it awaits one episode's `paint` before it
-starts the next, so a step of G episodes waits for G renders one after another at every turn (on the GPU machine, a
-repaint step of 8 two-painting episodes spent most of its 177 s generating and painting; docs/repaint.md). Here, when
-a repaint turn has been generated, every row's reply is parsed the way TRL parses it, and each `paint` call's sketch
-is handed to the scoring engine's `prefetch` on TRL's event loop, all at once, with its episode's group seed, so the
-engine answers the service terms (the aesthetic scorer, the judge against its references) too. When TRL then calls
-the episodes' `paint` one by one, each finds its render and answers in the content cache or joins them in flight
-(`rewards.scoring.cache.CachedRenderer`, the engine's calls in flight), so the renders and remote calls of a turn overlap. Nothing else changes: `paint` still gates, scores and records the painting, and a
-prefetch records nothing (a render that failed is met again, with its retries, by `paint`).
+TRL (1.16) runs the tool calls of a generated turn episode by episode: it awaits one episode's `paint` before it starts
+the next, so a step of G episodes waits for G renders one after another at every turn (on the GPU machine, a repaint
+step of 8 two-painting episodes spent most of its 177 s generating and painting; docs/repaint.md). Here, when a repaint
+turn has been generated, every row's reply is parsed the way TRL parses it, and each `paint` call's sketch is handed to
+the scoring engine's `prefetch` on TRL's event loop, all at once, with its episode's group seed, so the engine answers
+the service terms (the aesthetic scorer, the judge against its references) too. When TRL then calls the episodes'
+`paint` one by one, each finds its render and answers in the content cache or joins them in flight
+(`rewards.scoring.cache.CachedRenderer`, the engine's calls in flight), so the renders and remote calls of a turn
+overlap. Nothing else changes: `paint` still gates, scores and records the painting, and a prefetch records nothing (a
+render that failed is met again, with its retries, by `paint`).
 """
 
 from __future__ import annotations

@@ -346,10 +346,11 @@ def build_trainer(
 ) -> TimedGRPOTrainer:
     """The GRPO trainer for this run: policy, LoRA (fresh, or the start adapter), reward, store and curves.
 
-    `make_reward(config, run_dir, on_scored)` builds the reward function; the Prefect flow passes one that fans
-    each step's rollouts out as tasks. A repaint run's environments score instead, and `step_hook(config, run_dir)`
-    (the flow's step artifacts) is called after each step's episodes are recorded. Under `accelerate launch` each process builds its own reward, with its
-    share of the browsers, and the main process records the gathered step (`watercolour.training.distributed`).
+    `make_reward(config, run_dir, on_scored)` builds the reward function; the Prefect flow passes one that fans each
+    step's rollouts out as tasks. A repaint run's environments score instead, and `step_hook(config, run_dir)` (the
+    flow's step artifacts) is called after each step's episodes are recorded. Under `accelerate launch` each process
+    builds its own reward, with its share of the browsers, and the main process records the gathered step
+    (`watercolour.training.distributed`).
     """
     training = config.training
     if not torch.cuda.is_available():

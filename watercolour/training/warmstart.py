@@ -128,7 +128,7 @@ def build_examples(
 
 
 def repaint_rows(config: RunConfig, run_dir: Path, count: int) -> list[dict]:
-    """`count` whole taught episodes (`watercolour.training.repaint_examples`), played through the run's own scoring."""
+    """`count` whole taught episodes (`watercolour.training.repaint_examples`), played through the run's scoring."""
     import asyncio
 
     from rewards.scoring.scoring_engine import ScoringEngine
