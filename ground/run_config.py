@@ -72,7 +72,7 @@ class TrainingSettings(BaseModel):
     generation_compile: bool | None = Field(
         default=None,
         description="Compile the decode step (torch.compile with CUDA graphs) for rollouts; needs the static "
-        "cache. None = on with a GPU and the static cache (docs/training.md has the measured speed-up); the "
+        "cache. None = on with a GPU and the static cache (docs/gpu.md has the measured speed-up); the "
         "first step pays the compilation.",
     )
     prompt_pad_multiple: int | None = Field(
@@ -81,7 +81,7 @@ class TrainingSettings(BaseModel):
         description="With a compiled decode step, left-pad prompts to a multiple of this many tokens, so prompts "
         "of nearby lengths share one cache shape and one compiled graph across steps (None = no padding, the "
         "default: on the H200 the compiled step with left padding sampled from NaN probabilities within 2-13 "
-        "steps of a run, a device-side assert; docs/training.md).",
+        "steps of a run, a device-side assert; docs/gpu.md).",
     )
     early_scoring: bool | None = Field(
         default=None,
@@ -93,7 +93,7 @@ class TrainingSettings(BaseModel):
         default=None,
         description="Decode rollouts with the LoRA merged into the policy's weights (the base weights are copied "
         "first and put back bit for bit before the update). None = on with a GPU, where the attached float32 "
-        "adapter cost the compiled decode step some 30-40% (docs/training.md); off on CPU.",
+        "adapter cost the compiled decode step some 30-40% (docs/gpu.md); off on CPU.",
     )
     generation_packed_gqa: bool | None = Field(
         default=None,

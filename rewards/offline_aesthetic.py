@@ -4,8 +4,8 @@ It rewards what separates a watercolour from a blank page or a flat blob: paint 
 paper showing, many tones of wash rather than one, soft rather than hard edges, a few hues rather than one or a
 rainbow, and paint gathered towards the middle. The same features feed the offline judge.
 
-Given the subject a painting was asked for, it also reads the subject (`rewards.subject_match`): half the score is
-then how far the washes show the colours the subject names (`with_subject`). HPSv3 scores an
+Given the subject a painting was asked for, it also reads the subject (`rewards.subject_match`): `SUBJECT_WEIGHT` (0.7) of the
+score is then how far the washes show the colours the subject names (`with_subject`). HPSv3 scores an
 image against a text prompt and a VLM judge's references are flowers with colours; a stand-in blind to the
 subject taught a run that a "peach hibiscus" may come out blue (docs/learning.md).
 """

@@ -147,7 +147,7 @@ def match_pixels(pixels: Pixels, subject: str) -> SubjectMatch:
     # The petals are the paint outside twice the heart's radius (its bleed, and a centroid that faint washes pull
     # off the heart). Counted over all the paint, a grey (white) flower's washes fall
     # under the saturation floor and its saturated heart alone decided: a white hibiscus with a red eye read as
-    # a peach one (docs/learning.md, run S8).
+    # a peach one (docs/experiments/2026-12-01-colour-blind-warm-start.md).
     petals = _colour_share(pixels, distance > 2 * HEART_RADIUS * max(h, w), target_hue(colours.petals))
     heart = _colour_share(pixels, centre, heart_hue(colours))
     return SubjectMatch(petals, heart, PETAL_SHARE * petals + (1.0 - PETAL_SHARE) * heart)

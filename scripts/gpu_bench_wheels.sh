@@ -5,7 +5,7 @@
 # the Qwen3.5 policies, pure Python over Triton); fastapi (which imports opentelemetry) and uvicorn for the
 # loopback scorer of the recipe cell.
 # causal-conv1d has no wheel on PyPI (a source package that compiles against CUDA), so it does not travel:
-# transformers' torch convolution stands in (docs/training.md has what that costs). Then, on the GPU machine,
+# transformers' torch convolution stands in (docs/gpu.md has what that costs). Then, on the GPU machine,
 # with .whl carried:
 #
 #     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl

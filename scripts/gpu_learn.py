@@ -2,7 +2,7 @@
 (compact warm start, then GRPO from the adapter, scored by the offline composite reward on real renders).
 
 The GPU machine has no Chromium of its own: source `scripts/gpu_render_env.sh` first (a bundled Debian Chromium
-with Mesa llvmpipe, the same renderer as on the dev box; docs/training.md says how the bundle is carried).
+with Mesa llvmpipe, the same renderer as on the dev box; docs/gpu.md says how the bundle is carried).
 
     python scripts/gpu_learn.py --gguf SmolLM2-135M-Instruct.gguf --out DIR [--steps 30] [--generations 16]
         [--groups 1] [--style named] [--seed 0] [--learning-rate 1e-4]

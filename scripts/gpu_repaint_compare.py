@@ -7,7 +7,7 @@ episodes of two paintings of at most L tokens each, so both may generate G x L t
 `max_completion_length` is 2L plus room for the observation between the paintings (which the policy reads but does
 not generate); the tokens each step really generated are measured and reported beside the budget.
 
-The GPU machine has no Chromium of its own: source `scripts/gpu_render_env.sh` first (docs/training.md).
+The GPU machine has no Chromium of its own: source `scripts/gpu_render_env.sh` first (docs/gpu.md).
 
     python scripts/gpu_repaint_compare.py --gguf SmolLM2-135M-Instruct.gguf --out DIR --no-trackio
     python scripts/gpu_repaint_compare.py --model MODEL_DIR --out DIR --steps 1 --generations 2 ...  # a local folder

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The GPU measurements of docs/training.md ("The recipe's policy on one H200"), as stages run on the GPU machine
+# The GPU measurements of docs/gpu.md ("The recipe's policy on one H200"), as stages run on the GPU machine
 # from the repository root, one per device call; results go to $OUT (default ./gpu-out). The machine starts bare:
 # `install` needs .whl carried (scripts/gpu_bench_wheels.sh); `park N` keeps the renderer bundle's part N
 # (.gpu/render/parts/pN, scripts/render_bundle/build.sh) in /tmp/parts for a later call; `recipe` needs them all.

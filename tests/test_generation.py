@@ -17,7 +17,7 @@ from watercolour.policy.generation import GenerationPlan, enable_compile, grpo_k
 def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu() -> None:
     training = TrainingSettings()
     # No prompt padding by default: left padding under the compiled decode step sampled from NaN probabilities on
-    # the H200 (docs/training.md).
+    # the H200 (docs/gpu.md).
     assert resolve(training, cuda=True) == GenerationPlan(
         cache="static", compile=True, pad_multiple=None, early_scoring=True, merge_adapter=True, packed_gqa=True
     )

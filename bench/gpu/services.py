@@ -7,7 +7,7 @@
   sheet, answering in the strict JSON verdict the judge asks for.
 
 Both answer in milliseconds, where the real ones take seconds (HPSv3 is a 7B VLM, the recipe's judge a 30B-A3B
-VLM behind a router): the benchmark measures what the trainer spends around them, and docs/training.md says how
+VLM behind a router): the benchmark measures what the trainer spends around them, and docs/gpu.md says how
 their own latency enters a step.
 """
 

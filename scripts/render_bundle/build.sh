@@ -1,5 +1,5 @@
 #!/bin/bash
-# Builds the renderer bundle for a machine with no Chromium (the GPU box, docs/training.md) from this Debian 12
+# Builds the renderer bundle for a machine with no Chromium (the GPU box, docs/gpu.md) from this Debian 12
 # machine's Chromium + Mesa llvmpipe, then packs it as .gpu/render/parts/pN/part.* (<= 52 MiB each, one folder per
 # device call: a call carries the tracked tree too, about 9 MiB, under 64 MiB in all) plus bundle.sha256. Unpack on the target with `source scripts/gpu_render_env.sh PARTS_DIR`.
 #

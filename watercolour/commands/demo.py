@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="Only the smoke preset's 3 GRPO steps from its warm start, made once and then cached (minutes; "
         "proves the plumbing and paints, learns little) instead of the demo preset's warm start and GRPO run "
-        "(about 20 minutes on 2 cores).",
+        "(about half an hour on 2 cores).",
     )
     parser.add_argument(
         "--set",

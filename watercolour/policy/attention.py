@@ -3,7 +3,7 @@
 transformers' sdpa path packs a decode step's grouped queries onto their key/value heads (`pack_gqa`), but not
 while torch.compile traces it: there it falls back to `repeat_kv`, which expands every layer's cached keys and
 values n-fold before the kernel (4x for Qwen3-4B, 8x for Qwen3.5-35B-A3B). On the H200 that expansion and the
-attention over it were the largest part of the Qwen3-4B compiled decode step (docs/training.md, the decode
+attention over it were the largest part of the Qwen3-4B compiled decode step (docs/gpu.md, the decode
 profile). This attention function is transformers' sdpa function with the packing kept under compilation; the
 training forward (more than one query position) goes through the stock function unchanged.
 

@@ -12,7 +12,7 @@ generation. TRL's contract is unchanged: the reward still scores the whole batch
 letters; a prefetch records nothing and its failures are met again by the reward. While the batch generates,
 the GIL goes back to the decoding thread within `DECODE_SWITCH_INTERVAL_S`, so the scoring thread's Python work
 fills the GPU's time instead of stalling it. Renders measured on the GPU
-machine in docs/training.md.
+machine in docs/gpu.md.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 # How long a scoring thread may keep the GIL once the decoding thread asks for it back, while a step scores during
 # generation. A decode step syncs with the GPU (stopping criteria, the streamer), which releases the GIL; a busy
 # scoring thread takes it, and Python's default 5 ms interval then lets it keep the GPU idle for up to 5 ms a step,
-# some 2,000 times a step. On the GPU machine (docs/training.md, runs 9 and 10) early steps generated 2.8 and 5.2 s
+# some 2,000 times a step. On the GPU machine (docs/gpu.md, early scoring) early steps generated 2.8 and 5.2 s
 # slower than their paired steps at 5 ms, and -0.24 and +1.96 s at 0.5 ms, which bounds the stall to about 1 s and
 # leaves the scoring thread the time the GPU computes.
 DECODE_SWITCH_INTERVAL_S = 0.0005

@@ -2,7 +2,7 @@
 
 TRL's default transformers path (dynamic cache, no compilation) launches every kernel of every layer from Python
 for each new token; on a GPU that left the Qwen3-4B shape far below what memory bandwidth allows
-(docs/training.md). A static cache preallocates the keys and values, so the decode step has fixed shapes and
+(docs/gpu.md). A static cache preallocates the keys and values, so the decode step has fixed shapes and
 transformers can compile it (torch.compile, CUDA graphs). The compiled graphs are kept on the model and reused
 by every later step as long as the shapes stay the same: the generation batch is fixed by the configuration,
 and `prompt_pad_multiple` rounds the prompt length up so nearby lengths share one cache size.

@@ -12,7 +12,7 @@ So the route is decided once, when the trainer is built, from what the machine h
 - `torch`: fla is not installed: transformers' reference everywhere (it warns once itself);
 - `fla-rollouts`: fla would compute wrong gradients here: rollouts (no gradient) keep fla's fast kernels, and
   every forward that records a gradient (the update, and its recomputation under gradient checkpointing) goes
-  through transformers' reference, so gradients are correct. docs/training.md has what each route costs.
+  through transformers' reference, so gradients are correct. docs/gpu.md has what each route costs.
 
 A Gated DeltaNet layer whose chunked kernel cannot be rerouted (a model module laid out differently from
 transformers' Qwen3.5 and Qwen3-Next) on a machine where fla is wrong is refused with the fix, before any rollout.

@@ -292,7 +292,7 @@ COMPACT_REACH_LIMIT = 280
 # The "named" style is the compact sketch with CSS colour names instead of hex: a petal wash (mid, deep) and the
 # heart per colour word, each name within 10 degrees of the word's target hue (`rewards.subject_match`; white's
 # shadow is a neutral grey: a grey-blue read as a pale blue flower). A name is one choice of a few whole tokens,
-# where six hex digits let a policy write a colour half right or half written (docs/learning.md, runs S2-S8).
+# where six hex digits let a policy write a colour half right or half written (docs/experiments/2026-12-01-subject-demo-on-cpu.md).
 NAMED_WASHES: dict[str, tuple[str, str, str]] = {
     "peach": ("lightsalmon", "darksalmon", "crimson"),
     "coral": ("coral", "tomato", "maroon"),

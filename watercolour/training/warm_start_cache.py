@@ -36,8 +36,8 @@ DEMO_EXAMPLES = 24
 DEMO_EPOCHS = 2.0
 # Colours as CSS names: one choice of a few whole tokens, which GRPO can move without breaking a hex code.
 DEMO_STYLE: Style = "named"
-# Half the warm start paints the run's subject, half its neighbours (the same flower in other colours), and every
-# prompt names only the flower: the policy starts knowing the flower and four palettes but not which one "peach"
+# The warm start paints the run's subject and its three neighbours (the same flower in other colours) in equal
+# shares, and every prompt names only the flower: the policy starts knowing the flower and four palettes but not which one "peach"
 # asks for, and the subject-aware stand-ins reward the subject's, so GRPO learns the subject (docs/learning.md).
 DEMO_NEIGHBOURS = True
 DEMO_COLOUR_BLIND = True
