@@ -101,6 +101,13 @@ class TrainingSettings(BaseModel):
         "repeating them per query head first (what transformers' sdpa path does under compilation). None = on "
         "whenever the decode step is compiled.",
     )
+    generation_grouped_experts: bool | None = Field(
+        default=None,
+        description="In a compiled decode step, run an MoE layer's experts as transformers' grouped GEMMs kept out "
+        "of the compiler, which read each chosen expert's weights in place, instead of the compiler's gather of "
+        "them (watercolour.policy.experts). None = on whenever the decode step is compiled; a dense policy has no "
+        "experts to change.",
+    )
     start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
     warm_start_examples: int = Field(
         default=0,

@@ -19,7 +19,13 @@ def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu(
     # No prompt padding by default: left padding under the compiled decode step sampled from NaN probabilities on
     # the H200 (docs/gpu.md).
     assert resolve(training, cuda=True) == GenerationPlan(
-        cache="static", compile=True, pad_multiple=None, early_scoring=True, merge_adapter=True, packed_gqa=True
+        cache="static",
+        compile=True,
+        pad_multiple=None,
+        early_scoring=True,
+        merge_adapter=True,
+        packed_gqa=True,
+        grouped_experts=True,
     )
     assert resolve(training, cuda=False) == GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
     assert grpo_kwargs(resolve(training, cuda=False)) == {"cache_implementation": None, "pad_to_multiple_of": None}
@@ -38,6 +44,7 @@ def test_explicit_settings_win_over_the_device() -> None:
     assert resolve(TrainingSettings(generation_merge_adapter=False), cuda=True).merge_adapter is False
     assert resolve(TrainingSettings(generation_merge_adapter=True), cuda=False).merge_adapter is True
     assert resolve(TrainingSettings(generation_packed_gqa=False), cuda=True).packed_gqa is False
+    assert resolve(TrainingSettings(generation_grouped_experts=False), cuda=True).grouped_experts is False
     assert resolve(TrainingSettings(early_scoring=False), cuda=True).early_scoring is False
     assert resolve(TrainingSettings(early_scoring=True), cuda=False).early_scoring is True
     default_path = TrainingSettings(generation_cache="dynamic")

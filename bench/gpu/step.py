@@ -25,9 +25,11 @@ PATHS: dict[str, dict[str, Any]] = {
     # The trainer's own defaults: None resolves per device (watercolour.policy.generation.resolve).
     "fast": {"generation_cache": None, "generation_compile": None},
     # The defaults less one lever each, to see what it is worth: the float32 adapter attached to every decode
-    # step, and the grouped keys and values repeated per query head.
+    # step, the grouped keys and values repeated per query head, and the experts' weights gathered.
     "fast-attached": {"generation_cache": None, "generation_compile": None, "generation_merge_adapter": False},
     "fast-repeated": {"generation_cache": None, "generation_compile": None, "generation_packed_gqa": False},
+    # The defaults with the compiler's own lowering of an MoE layer's experts (a gather of the chosen weights).
+    "fast-gathered": {"generation_cache": None, "generation_compile": None, "generation_grouped_experts": False},
 }
 
 

@@ -35,6 +35,7 @@ class GenerationPlan:
     early_scoring: bool = False
     merge_adapter: bool = False  # decode with the LoRA merged into the weights (watercolour.policy.rollout_weights)
     packed_gqa: bool = False  # grouped-query attention without repeated keys and values (watercolour.policy.attention)
+    grouped_experts: bool = False  # MoE experts read in place (watercolour.policy.experts)
 
 
 def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationPlan:
@@ -51,6 +52,8 @@ def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationP
     merge = training.generation_merge_adapter if training.generation_merge_adapter is not None else cuda
     # Outside compilation transformers already packs grouped queries itself; the setting matters only inside it.
     packed = compiled and (training.generation_packed_gqa if training.generation_packed_gqa is not None else True)
+    grouped = training.generation_grouped_experts
+    experts = compiled and (grouped if grouped is not None else True)
     return GenerationPlan(
         cache=cache,
         compile=compiled,
@@ -58,6 +61,7 @@ def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationP
         early_scoring=early,
         merge_adapter=merge,
         packed_gqa=packed,
+        grouped_experts=experts,
     )
 
 
@@ -89,14 +93,18 @@ def enable_compile(trainer: Any, plan: GenerationPlan) -> None:
 
 
 def prepare_rollouts(trainer: Any, plan: GenerationPlan) -> None:
-    """Set the built trainer up to generate as planned: compilation, packed grouped-query attention, and the LoRA
-    merged into the weights for each rollout (not under FSDP, whose sharded weights a layer cannot merge alone)."""
+    """Set the built trainer up to generate as planned: compilation, packed grouped-query attention, MoE experts read
+    in place, and the LoRA merged into the weights for each rollout (not under FSDP, whose sharded weights a layer
+    cannot merge alone)."""
     from watercolour.policy.attention import use_packed_gqa
+    from watercolour.policy.experts import use_grouped_experts
     from watercolour.policy.rollout_weights import MergedForRollouts
 
     enable_compile(trainer, plan)
     if plan.packed_gqa:
         use_packed_gqa(trainer.model)
+    if plan.grouped_experts:
+        use_grouped_experts(trainer.model)
     if plan.merge_adapter and not trainer.is_fsdp_enabled:
         trainer.merge_for_rollouts = MergedForRollouts()
 
