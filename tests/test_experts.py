@@ -79,3 +79,23 @@ def test_an_experts_implementation_chosen_on_purpose_is_kept(chosen: str) -> Non
     model.set_experts_implementation(chosen)
     assert use_grouped_experts(model) == []
     assert all(module.config._experts_implementation == chosen for module in experts_modules(model))
+
+
+def test_every_layer_shares_one_compiled_graph() -> None:
+    """A decode step compiles each decoder layer's forward once for all layers (gradient checkpointing wraps them
+    one by one); a per-layer constant inside the op's call would recompile it for every layer."""
+    model = tiny_moe()
+    use_grouped_experts(model)
+    compiled: list[int] = []
+
+    def count(graph_module: torch.fx.GraphModule, _: list[torch.Tensor]):
+        compiled.append(1)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    run_block = torch.compile(lambda block, states: block(states), backend=count)
+    states = torch.randn(3, 5, 32)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            run_block(layer.mlp, states)
+    assert len(compiled) == 1

@@ -19,9 +19,23 @@ from typing import Any
 
 
 GROUPED_EXPERTS = "grouped_mm_in_place"
-# The experts modules the op runs, by the index each one carries: a custom op takes tensors and numbers, not modules.
+# Experts modules that stand for their model's layers, by the index each layer carries: a custom op takes tensors
+# and numbers, not modules.
 LAYERS: list[Any] = []
 LAYER_INDEX = "_grouped_experts_index"
+
+
+class _Weights:
+    """An experts module seen with other weights: every other attribute (the activation, the layout flags, the number of
+    experts) is the module's own. The layers of one model share all of those, so one module stands for them all."""
+
+    def __init__(self, module: Any, gate_up_proj: Any, down_proj: Any) -> None:
+        self._module = module
+        self.gate_up_proj = gate_up_proj
+        self.down_proj = down_proj
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
 
 
 def _experts_op() -> Any:
@@ -31,21 +45,30 @@ def _experts_op() -> Any:
     if hasattr(torch.ops.watercolour, "grouped_experts"):
         return torch.ops.watercolour.grouped_experts
 
-    # The schema is spelt out: this module's annotations are strings (`from __future__ import annotations`).
+    # The schema is spelt out: this module's annotations are strings (`from __future__ import annotations`). The
+    # weights travel as tensors and the module by the index of one that stands for every layer of its model: an
+    # index per layer would be a constant the compiler guards on, and recompiles the decode step for each layer.
     @torch.library.custom_op(
         "watercolour::grouped_experts",
         mutates_args=(),
-        schema="(Tensor hidden_states, Tensor top_k_index, Tensor top_k_weights, int layer) -> Tensor",
+        schema="(Tensor hidden_states, Tensor top_k_index, Tensor top_k_weights, Tensor gate_up_proj, "
+        "Tensor down_proj, int layers) -> Tensor",
     )
     def grouped_experts(
-        hidden_states: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor, layer: int
+        hidden_states: torch.Tensor,
+        top_k_index: torch.Tensor,
+        top_k_weights: torch.Tensor,
+        gate_up_proj: torch.Tensor,
+        down_proj: torch.Tensor,
+        layers: int,
     ) -> torch.Tensor:
         from transformers.integrations.moe import grouped_mm_experts_forward
 
-        return grouped_mm_experts_forward(LAYERS[layer], hidden_states, top_k_index, top_k_weights)
+        module = _Weights(LAYERS[layers], gate_up_proj, down_proj)
+        return grouped_mm_experts_forward(module, hidden_states, top_k_index, top_k_weights)
 
     @grouped_experts.register_fake
-    def _(hidden_states: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor, layer: int) -> Any:
+    def _(hidden_states: torch.Tensor, *_: Any) -> Any:
         return torch.empty_like(hidden_states)
 
     return torch.ops.watercolour.grouped_experts
@@ -56,7 +79,8 @@ def grouped_experts_forward(module: Any, hidden_states: Any, top_k_index: Any, t
     from transformers.integrations.moe import grouped_mm_experts_forward
 
     if torch.compiler.is_compiling() and not torch.is_grad_enabled():
-        return _experts_op()(hidden_states, top_k_index, top_k_weights, getattr(module, LAYER_INDEX))
+        weights = (module.gate_up_proj, module.down_proj)
+        return _experts_op()(hidden_states, top_k_index, top_k_weights, *weights, getattr(module, LAYER_INDEX))
     return grouped_mm_experts_forward(module, hidden_states, top_k_index, top_k_weights)
 
 
@@ -73,13 +97,16 @@ def use_grouped_experts(model: Any) -> list[str]:
     if GROUPED_EXPERTS not in ALL_EXPERTS_FUNCTIONS:
         ALL_EXPERTS_FUNCTIONS.register(GROUPED_EXPERTS, grouped_experts_forward)
     switched = set()
+    stands_for: dict[int, int] = {}  # config -> the index of the module that stands for its layers
     for module in experts_modules(model):
         config = module.config
         if config._experts_implementation not in ("grouped_mm", GROUPED_EXPERTS):
             continue
         if getattr(module, LAYER_INDEX, None) is None:
-            setattr(module, LAYER_INDEX, len(LAYERS))
-            LAYERS.append(module)
+            if id(config) not in stands_for:
+                stands_for[id(config)] = len(LAYERS)
+                LAYERS.append(module)
+            setattr(module, LAYER_INDEX, stands_for[id(config)])
         # The internal attribute: the public setter would also overwrite every sub-config's choice.
         config._experts_implementation_internal = GROUPED_EXPERTS
         switched.add(type(config).__name__)
