@@ -79,8 +79,11 @@ def grouped_experts_forward(module: Any, hidden_states: Any, top_k_index: Any, t
     from transformers.integrations.moe import grouped_mm_experts_forward
 
     if torch.compiler.is_compiling() and not torch.is_grad_enabled():
+        # The op is defined before anything is compiled (`use_grouped_experts`): defining it while the compiler
+        # traces would break the decode step's graph into one graph per layer.
         weights = (module.gate_up_proj, module.down_proj)
-        return _experts_op()(hidden_states, top_k_index, top_k_weights, *weights, getattr(module, LAYER_INDEX))
+        op = torch.ops.watercolour.grouped_experts
+        return op(hidden_states, top_k_index, top_k_weights, *weights, getattr(module, LAYER_INDEX))
     return grouped_mm_experts_forward(module, hidden_states, top_k_index, top_k_weights)
 
 
@@ -94,6 +97,7 @@ def use_grouped_experts(model: Any) -> list[str]:
     config classes switched. Other implementations (a chosen kernel, eager) are left alone."""
     from transformers.integrations.moe import ALL_EXPERTS_FUNCTIONS
 
+    _experts_op()
     if GROUPED_EXPERTS not in ALL_EXPERTS_FUNCTIONS:
         ALL_EXPERTS_FUNCTIONS.register(GROUPED_EXPERTS, grouped_experts_forward)
     switched = set()
