@@ -251,7 +251,7 @@ async def test_the_reward_pickles_and_scores_after_unpickling(tmp_path: Path, pa
         rewards = await clone([[{"role": "user", "content": "paint"}]], as_chat)
         assert isinstance(rewards[0], float) and isinstance(elsewhere[0], float) and rewards[0] != elsewhere[0]
         after_use = pickle.loads(pickle.dumps(clone))  # live clients (browsers, HTTP) stay behind
-        assert after_use.engine._clients is None and after_use.config == clone.config
+        assert after_use.engine._clients is None and after_use.settings == clone.settings
     finally:
         await clone.aclose()
 

@@ -141,7 +141,7 @@ def test_fan_out_runs_on_a_local_dask_cluster_with_a_browser_pool_per_worker(pre
         with make_task_runner(FanOutSettings(engine="dask", dask_workers=2)) as runner:
             rewards = FannedReward(config, tmp_path, runner=runner)(["p"] * 4, batch, trainer_state=StepState(0))
             engines = runner.client.run(
-                lambda: __import__("rewards.scoring.engine_thread").engine_thread.engine_thread_running()
+                lambda: __import__("rewards.scoring.engine_thread").scoring.engine_thread.engine_thread_running()
             )
         return rewards, engines
 

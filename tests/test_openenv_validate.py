@@ -22,7 +22,7 @@ from openenv_painting.server.app import ServerSettings, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-PACKAGE = Path(manifest.__file__).resolve().parent
+PACKAGE = manifest.PACKAGE
 OPENENV = Path(sys.executable).parent / "openenv"
 # Why a check may SKIP here, and nothing else: the container build (no Docker daemon; `runtime.startup`, and the
 # graders that read its evidence), or OpenEnv 0.10.0 registering no grader for the check (runner.py registers 5).
