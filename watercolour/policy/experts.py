@@ -64,7 +64,7 @@ def _experts_op() -> Any:
     ) -> torch.Tensor:
         from transformers.integrations.moe import grouped_mm_experts_forward
 
-        module = _Weights(LAYERS[layers], gate_up_proj, down_proj)
+        module: Any = _Weights(LAYERS[layers], gate_up_proj, down_proj)  # the module, other weights
         return grouped_mm_experts_forward(module, hidden_states, top_k_index, top_k_weights)
 
     @grouped_experts.register_fake
