@@ -1,9 +1,9 @@
 """`python -m bench.fanout`: one 8-rollout step scored directly and through the Prefect fan-out; one table.
 
 Both paths score the same eight seed-pool sketches (two GRPO groups of four) under the `offline` preset on the
-same warm browser pool and the same engine loop: `direct` is the TRL adapter (`CompositeReward`) on that loop,
-`prefect` is `FannedReward` mapping one `score_group` task per group on a thread task runner inside a flow, as
-`grpo_train` does. Every repetition scores into a fresh run directory, so nothing is answered from the cache.
+same warm browser pool and the same engine loop, through the one TRL adapter (`CompositeReward`): `direct` over the
+engine on that loop, `prefect` over `FannedScorer` mapping one `score_group` task per group on a thread task runner
+inside a flow, as `grpo_train` does. Every repetition scores into a fresh run directory, so nothing is answered from the cache.
 The two paths alternate, so load from other processes falls on both; the overhead is the ratio of medians.
 Each step is then scored again into the same run directory (`cached`: every render and score is a cache hit),
 which leaves only what the path itself costs: the orchestration, measured apart from the renders' noise.
@@ -12,6 +12,7 @@ which leaves only what the path itself costs: the orchestration, measured apart 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import sys
@@ -41,7 +42,8 @@ def measure(repeats: int) -> dict:
     from deployments.presets import load_config
     from rewards.scoring.composite import CompositeReward
     from rewards.scoring.engine_thread import close_engine_thread, engine_thread
-    from tasks.fanout import FannedReward, StepState
+    from rewards.scoring.scoring_engine import ScoringEngine
+    from tasks.fanout import FannedScorer, StepState
 
     batch, prompts = completions(), ["a"] * GROUP + ["b"] * GROUP
     scratch = Path(tempfile.mkdtemp(prefix="bench-fanout-"))
@@ -57,7 +59,7 @@ def measure(repeats: int) -> dict:
         host = engine_thread()
         if run_dir not in direct_rewards:
             pool = host.run(host.browser_pool(config_for(run_dir).render))
-            direct_rewards[run_dir] = CompositeReward(config_for(run_dir).scoring, run_dir, pool=pool)
+            direct_rewards[run_dir] = CompositeReward(ScoringEngine(config_for(run_dir).scoring, run_dir, pool=pool))
         return host.run(direct_rewards[run_dir](prompts, batch, trainer_state=StepState(0)))
 
     @flow
@@ -72,8 +74,8 @@ def measure(repeats: int) -> dict:
                         if path == "direct":
                             rewards = direct(run_dir)
                         else:
-                            fanned = FannedReward(config_for(run_dir), run_dir, runner=runner)
-                            rewards = fanned(prompts, batch, trainer_state=StepState(0))
+                            fanned = CompositeReward(FannedScorer(config_for(run_dir), run_dir, runner=runner))
+                            rewards = asyncio.run(fanned(prompts, batch, trainer_state=StepState(0)))
                         elapsed = time.perf_counter() - started
                         assert all(reward is not None for reward in rewards), f"{label}: a rollout was not scored"
                         if index > 0:

@@ -84,13 +84,16 @@ class PaintingEnv:
         self._turns: list[Turn] = []
         self._started = 0
         self._seed = 0
+        self._subject: str | None = None
 
     def reset(self, seed: int | None = None, **columns: Any) -> str:
         """Start an episode for one dataset row; its prompt (and the step) seed the judge's references, unless
-        `seed` is given: then it is the episode's group seed, so an episode replays from its seed alone."""
+        `seed` is given: then it is the episode's group seed, so an episode replays from its seed alone. The row's
+        `subject` is what its paintings are scored as (None: the run's subject)."""
         self._turns = []
         self._started = 0
         self._seed = group_seed(columns.get("prompt"), self._step()) if seed is None else seed
+        self._subject = columns.get("subject")
         return instructions(self._settings)
 
     @property
@@ -112,7 +115,7 @@ class PaintingEnv:
         # Counted before the await: TRL runs the calls of one reply concurrently, and each must see the others.
         self._started += 1
         turn = self._started
-        parts = await self._engine.score_one(sketch, seed=self._seed, step=self._step())
+        parts = await self._engine.score_one(sketch, seed=self._seed, step=self._step(), subject=self._subject)
         observation = observe(parts, turn=turn, turns=self._settings.turns)
         self._turns.append(Turn(sketch=sketch, parts=parts, observation=observation))
         self._turns.sort(key=lambda done: done.observation.turn)

@@ -33,7 +33,11 @@ class TrainingSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(default="Qwen/Qwen3.5-35B-A3B", description="Policy model: a hub id or a local path.")
+    model: str = Field(
+        default="Qwen/Qwen3.5-35B-A3B",
+        description="Policy model: a hub id, a local path, or `shape:NAME` for a published shape with random weights "
+        "(a rehearsal of the run's costs before any weights are fetched: `watercolour rehearse`).",
+    )
     subject: str = Field(default=DEFAULT_SUBJECT, description="What the policy is asked to paint.")
     prompt: PromptStyle = Field(
         default="full",
@@ -120,6 +124,15 @@ class TrainingSettings(BaseModel):
     project: str = Field(
         default="watercolour", description="trackio project the run logs to (the run is named after its directory)."
     )
+
+    @model_validator(mode="after")
+    def _rehearsals_do_not_warm_start(self) -> TrainingSettings:
+        if self.model.startswith("shape:") and (self.warm_start_examples or self.start_adapter is not None):
+            raise ValueError(
+                f"training.model={self.model} is a published shape with random weights (a rehearsal), which has "
+                "nothing to warm-start from: set training.warm_start_examples=0 and leave training.start_adapter empty"
+            )
+        return self
 
     @model_validator(mode="after")
     def _compile_needs_static_cache(self) -> TrainingSettings:

@@ -22,7 +22,7 @@ from episodes.painting_env import Turn, episode_reward, instructions, tool_resul
 from ground.run_config import OpenEnvSettings, RepaintSettings
 from openenv_painting.client import PaintingClient
 from openenv_painting.models import PaintAction
-from openenv_painting.reward import parts_of
+from openenv_painting.scorer import parts_of
 
 
 class ServerTurnsMismatch(RuntimeError):
@@ -49,7 +49,13 @@ class RemotePaintingEnv:
         if self._client is not None:
             self._stale.append(self._client)  # closed on the tools' loop, at the next painting
         self._client = None
-        self._columns = {"prompt": columns.get("prompt"), "step": self._step(), "seed": seed, "pictures": True}
+        self._columns = {
+            "prompt": columns.get("prompt"),
+            "step": self._step(),
+            "seed": seed,
+            "subject": columns.get("subject"),
+            "pictures": True,
+        }
         self._turns = []
         return instructions(self._settings)
 

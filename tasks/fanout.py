@@ -1,10 +1,10 @@
 """One training step's reward work, fanned out as Prefect tasks: one `score_group` task per GRPO group.
 
-`FannedReward` has TRL's reward contract and is what the trainer is given when Prefect drives the run. It maps
-`score_group` over the batch's groups on a Prefect task runner (threads by default, Dask by configuration), so
-each group's render, gate, aesthetic scores and judge verdicts are one task with its own retries, visible in the
-UI. Per group, not per rollout: the engine makes one batched aesthetic request for the group, and identical
-completions meet in one engine and render once. A task that still fails after its Prefect retries gives each of
+`FannedScorer` is the scorer (`rewards.scoring.composite.Scorer`) of a run that Prefect drives: TRL's reward adapter
+is the same as in any run, and behind it this maps `score_group` over the batch's groups on a Prefect task runner
+(threads by default, Dask by configuration), so each group's render, gate, aesthetic scores and judge verdicts are
+one task with its own retries, visible in the UI. Per group, not per rollout: the engine makes one batched
+aesthetic request for the group, and identical completions meet in one engine and render once. A task that still fails after its Prefect retries gives each of
 its rollouts a dead letter, and their rewards are None. Every record is numbered `records.rollout_step`.
 
 The scoring itself is the process's `rewards.scoring.engine_thread` (Dask workers start their own on first use).
@@ -12,7 +12,9 @@ The scoring itself is the process's `rewards.scoring.engine_thread` (Dask worker
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import contextvars
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -23,8 +25,9 @@ from prefect.concurrency.sync import concurrency
 from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel, Field
 
-from ground.records import RewardParts, rollout_step
+from ground.records import RewardParts
 from ground.run_config import RunConfig
+from rewards.scoring.dead_letters import DeadLetterLog, dead_letter
 from rewards.scoring.engine_thread import engine_thread
 
 
@@ -51,16 +54,22 @@ class StepState:
 
 @task(task_run_name="score-step{step}-group{group}", cache_policy=NO_CACHE, retry_jitter_factor=0.5)
 def score_group(
-    config: RunConfig, run_dir: Path, completions: list[str], seeds: list[int], step: int | None, group: int
+    config: RunConfig,
+    run_dir: Path,
+    completions: list[str],
+    seeds: list[int],
+    step: int | None,
+    group: int,
+    subjects: list[str | None] | None = None,
 ) -> list[RewardParts]:
     """Render, gate and score one group's rollouts in one engine call (one batched aesthetic request). Service
     failures come back as dead letters inside the parts."""
     remote_judge = config.weights.judge > 0 and config.judge.backend != "offline"
     if not remote_judge:
-        return engine_thread().score(config.scoring, run_dir, completions, seeds, step)
+        return engine_thread().score(config.scoring, run_dir, completions, seeds, step, subjects)
     # strict=False: without the limit (a bare install) this only logs a warning and goes on.
     with concurrency(JUDGE_LIMIT, occupy=1, strict=False):
-        return engine_thread().score(config.scoring, run_dir, completions, seeds, step)
+        return engine_thread().score(config.scoring, run_dir, completions, seeds, step, subjects)
 
 
 def make_task_runner(settings: FanOutSettings):
@@ -76,26 +85,35 @@ def make_task_runner(settings: FanOutSettings):
     return DaskTaskRunner(cluster_kwargs=cluster_kwargs)
 
 
-OnScored = Callable[[list[Any], list[Any], list[RewardParts], dict[str, Any]], None]
+class FannedScorer:
+    """The `Scorer` (`rewards.scoring.composite`) that maps `score_group` over a batch's GRPO groups on `runner`.
 
-
-class FannedReward:
-    """TRL reward function: maps `score_group` over a batch's GRPO groups on `runner`; one reward per rollout.
-
-    Built like `CompositeReward(config, run_dir, on_scored)`, and calls `on_scored` the same way (once per batch,
-    in the trainer's process), so a trainer can take either.
+    Built inside the Prefect run (the training task), whose context it keeps: TRL calls the reward on an event loop
+    of its own thread, where Prefect would not know the flow run the group tasks belong to. `prefetch` goes to this
+    process's engine thread, the engine a thread runner's `score_group` uses too, so a group task joins a render or
+    a service call the prefetch started; Dask workers find a prefetch's results in the run's content cache.
     """
 
-    __name__ = "watercolour_reward"
-
-    def __init__(
-        self, config: RunConfig, run_dir: Path, on_scored: OnScored | None = None, *, runner: Any, retries: int = 2
-    ) -> None:
-        self.config, self.run_dir, self.runner, self.on_scored = config, Path(run_dir), runner, on_scored
+    def __init__(self, config: RunConfig, run_dir: Path, *, runner: Any, retries: int = 2) -> None:
+        self.config, self.run_dir, self.runner = config, Path(run_dir), runner
         self.group_size = config.training.num_generations
         self.task = score_group.with_options(retries=retries, retry_delay_seconds=[2.0, 8.0, 30.0][: max(retries, 1)])
+        self.context = contextvars.copy_context()
 
-    def score(self, completions: list[str], seeds: list[int], step: int | None) -> list[RewardParts]:
+    async def score(
+        self,
+        completions: Sequence[str],
+        seeds: Sequence[int],
+        step: int | None,
+        subjects: Sequence[str | None] | None = None,
+    ) -> list[RewardParts]:
+        batch = [subjects[i] if subjects is not None else None for i in range(len(completions))]
+        # A copy each call: one Context cannot be entered by two threads at once.
+        return await asyncio.to_thread(self.context.copy().run, self.map_groups, completions, seeds, step, batch)
+
+    def map_groups(
+        self, completions: Sequence[str], seeds: Sequence[int], step: int | None, subjects: list[str | None]
+    ) -> list[RewardParts]:
         """Every rollout's parts, in order; a group whose task failed after its retries is dead-lettered whole."""
         size = self.group_size
         groups = [
@@ -108,6 +126,7 @@ class FannedReward:
             "seeds": [[seeds[i] for i in group] for group in groups],
             "step": unmapped(step),
             "group": list(range(len(groups))),
+            "subjects": [[subjects[i] for i in group] for group in groups],
         }
         futures = self.runner.map(self.task, parameters)
         futures.wait()
@@ -120,8 +139,6 @@ class FannedReward:
         return parts
 
     def _failed(self, error: Any, count: int, step: int | None) -> list[RewardParts]:
-        from rewards.scoring.dead_letters import DeadLetterLog, dead_letter
-
         cause = error if isinstance(error, Exception) else RuntimeError(str(error))
         failed = []
         for _ in range(count):
@@ -130,15 +147,11 @@ class FannedReward:
             failed.append(RewardParts(reward=None, weights=self.config.weights.model_dump(), dead_letter=letter))
         return failed
 
-    def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
-        from rewards.length import completion_text
-        from rewards.scoring.composite import group_seeds
-        from rewards.scoring.scoring_engine import log_means
+    async def prefetch(
+        self, completion: str, *, seed: int | None = None, step: int | None = None, subject: str | None = None
+    ) -> None:
+        future = engine_thread().prefetch(self.config.scoring, self.run_dir, completion, seed, subject)
+        await asyncio.wrap_future(future)
 
-        step = rollout_step(kwargs.get("trainer_state"))
-        parts = self.score([completion_text(c) for c in completions], group_seeds(prompts, step, kwargs), step)
-        if "log_metric" in kwargs:
-            log_means(kwargs["log_metric"], parts)
-        if self.on_scored is not None:
-            self.on_scored(prompts, completions, parts, kwargs)
-        return [part.reward for part in parts]
+    async def aclose(self) -> None:
+        """The engine thread outlives a step; the training task closes it when the run ends."""

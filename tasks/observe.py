@@ -15,7 +15,6 @@ those steps (and the run's progress and pool card, published again), so each ste
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -29,11 +28,11 @@ from prefect.artifacts import (
 )
 
 from ground.records import DeadLetter, RewardParts, rollout_step
+from rewards.scoring.composite import OnScored
 from rewards.scoring.terms import term_names
 from watercolour.run_records.contact_sheet import contact_sheet, data_url
 
 
-OnScored = Callable[[list[Any], list[Any], list[RewardParts], dict[str, Any]], None]
 # A step's artifacts say their step first; `forget_replayed` reads it back. Prefect artifacts carry no metadata.
 STEP_DESCRIPTION = re.compile(r"Step (\d+):")
 

@@ -5,8 +5,9 @@ the run directory, and this task's `checkpoint` input, which names the checkpoin
 flow run therefore misses this task's cache (its checkpoint moved on) and trains on from where it stopped,
 while the tasks before it (health, pool) come back Cached.
 
-Inside, the trainer is given a `FannedReward` instead of calling the composite directly: each step's rollouts
-are mapped as Prefect tasks on the configured task runner, and `StepReporter` publishes the step's artifacts.
+Inside, the trainer's one reward adapter scores through a `FannedScorer` (`watercolour.training.scoring_route`
+chooses it unless the run scores through the OpenEnv server): each step's rollouts are mapped as Prefect tasks on
+the configured task runner, and `StepReporter` publishes the step's artifacts.
 
 A training failure leaves its full traceback in the run directory's `failure.log` and fails the task with one
 `TrainingFailed` line: what failed, the latest checkpoint, how to resume. Prefect logs the traceback of what a task
@@ -25,8 +26,9 @@ from prefect.cache_policies import DEFAULT, NO_CACHE
 
 from ground.records import RewardParts, rollout_step
 from ground.run_config import RunConfig
+from rewards.scoring.composite import OnScored
 from rewards.scoring.engine_thread import close_engine_thread
-from tasks.fanout import FannedReward, FanOutSettings, OnScored, make_task_runner
+from tasks.fanout import FannedScorer, FanOutSettings, make_task_runner
 from tasks.observe import StepReporter, flow_run_artifacts
 from watercolour.run_records.run_dir import latest_checkpoint, use_run_environment
 
@@ -79,7 +81,11 @@ def warm_start_policy(config: RunConfig, run_dir: Path) -> RunConfig:
 # INFO lines of noise. The run's own progress is logged on purpose: one summary line per step.
 @task(persist_result=True, cache_policy=DEFAULT, log_prints=False)
 def grpo_train(
-    config: RunConfig, run_dir: Path, checkpoint: str | None, fan_out: FanOutSettings, fail_at_step: int | None = None
+    config: RunConfig,
+    run_dir: Path,
+    checkpoint: str | None,
+    fan_out_settings: FanOutSettings,
+    fail_at_step: int | None = None,
 ) -> dict[str, Any]:
     """Train (on from `checkpoint` when there is one) and return where the adapter and the curves are."""
     logger = get_run_logger()
@@ -91,29 +97,20 @@ def grpo_train(
     # Fault injection only on a run's first attempt, so that its retry shows the resume.
     inject = fail_at_step if fail_at_step is not None and runtime.flow_run.run_count <= 1 else None
 
-    with make_task_runner(fan_out) as runner:
+    with make_task_runner(fan_out_settings) as runner:
 
-        def step_hook(config: RunConfig, run_dir: Path, on_scored: OnScored | None = None) -> OnScored:
-            hook: OnScored = StepReporter(
-                flow_run_artifacts(config.name), run_dir, config.training.steps, then=on_scored
-            )
+        def step_hook(config: RunConfig, run_dir: Path, then: OnScored | None) -> OnScored:
+            hook: OnScored = StepReporter(flow_run_artifacts(config.name), run_dir, config.training.steps, then=then)
             return FailAtStep(inject, then=hook) if inject is not None else hook
 
-        def make_reward(config: RunConfig, run_dir: Path, on_scored: OnScored | None = None) -> FannedReward:
-            return FannedReward(
-                config, run_dir, step_hook(config, run_dir, on_scored), runner=runner, retries=fan_out.retries
-            )
+        def fan_out(config: RunConfig, run_dir: Path) -> FannedScorer:
+            return FannedScorer(config, run_dir, runner=runner, retries=fan_out_settings.retries)
 
         try:
-            # Needs the trainer to build its reward through `make_reward(config, run_dir, on_scored)`.
             # echo: each step's summary line (the curves' numbers) goes to the flow's logs.
             # A repaint run's environments score its episodes; the same step artifacts follow each recorded step.
             written = training.train(
-                config,
-                resume=checkpoint is not None,
-                echo=logger.info,
-                make_reward=make_reward,
-                step_hook=step_hook,
+                config, resume=checkpoint is not None, echo=logger.info, fan_out=fan_out, step_hook=step_hook
             )
         except Exception as error:
             raise TrainingFailed(failure(run_dir, error)) from None

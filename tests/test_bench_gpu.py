@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.gpu import shapes
 from bench.gpu.__main__ import main
+from watercolour.rehearsal import shapes
 
 
 TINY = dict(
@@ -84,9 +84,9 @@ def test_real_scoring_cell_renders_pool_sketches_and_alternates_early_scoring(
 def test_forced_lengths_end_each_row_at_its_drawn_length() -> None:
     import torch
 
-    from bench.gpu.scoring import ForcedLengths
+    from watercolour.rehearsal.lengths import ForcedLengths
 
-    processor = ForcedLengths(eos_token_id=3, budget=10, rows=4, seed=7)
+    processor = ForcedLengths(eos_token_id=3, budget=10, rows=4, seed=7, draw="half-to-budget")
     assert all(5 <= length <= 10 for length in processor.lengths)
     ids = torch.zeros((4, 20), dtype=torch.long)  # a 20-token prompt
     ended = [None] * 4
@@ -100,7 +100,8 @@ def test_forced_lengths_end_each_row_at_its_drawn_length() -> None:
 
 
 def test_an_early_step_and_the_step_after_it_draw_the_same_lengths() -> None:
-    from bench.gpu.scoring import ForcedLengths, paired_seed
+    from bench.gpu.scoring import paired_seed
+    from watercolour.rehearsal.lengths import ForcedLengths
 
     assert [paired_seed(step) for step in range(1, 6)] == [0, 1, 1, 2, 2]
 
@@ -110,14 +111,15 @@ def test_an_early_step_and_the_step_after_it_draw_the_same_lengths() -> None:
     assert draw(2) == draw(3) and draw(4) == draw(5) and draw(3) != draw(4)
 
 
-def test_pool_sketch_reward_gives_each_completion_its_own_admissible_sketch(tmp_path: Path) -> None:
-    from bench.gpu.scoring import PoolSketchReward
-    from bench.gpu.step import bench_config
-    from rewards.gate import static_check
+def test_pool_sketches_give_each_completion_its_own_admissible_sketch() -> None:
+    import pickle
 
-    reward = PoolSketchReward(bench_config(2, 8, 1, "fast", tmp_path), tmp_path)
-    texts = [reward.scored_text(f"random soup {n}") for n in range(20)]
-    assert len(set(texts)) == 20 and reward.scored_text("random soup 3") == texts[3]
+    from rewards.gate import static_check
+    from watercolour.rehearsal.stand_in import PoolSketches
+
+    stand_in = pickle.loads(pickle.dumps(PoolSketches()))
+    texts = [stand_in(f"random soup {n}") for n in range(20)]
+    assert len(set(texts)) == 20 and stand_in("random soup 3") == texts[3]
     assert all(static_check(text).passed for text in texts)
 
 
@@ -145,7 +147,8 @@ def test_the_paired_table_charges_early_scoring_its_wait_and_the_generation_it_s
 
 
 def test_the_projection_charges_each_step_its_longest_row_and_its_tokens(tmp_path: Path) -> None:
-    from bench.gpu.projection import expected_lengths, main
+    from bench.gpu.projection import main
+    from watercolour.rehearsal.projection import expected_lengths
 
     def step(number: int, generate: float, longest: int, tokens: int, update: float) -> dict:
         return dict(
@@ -154,7 +157,11 @@ def test_the_projection_charges_each_step_its_longest_row_and_its_tokens(tmp_pat
         )  # fmt: skip
 
     # 25 ms a decode step; the first step's extra 100 s is compilation; 2 ms of update a token (1,000 prompt each).
-    rows = [step(1, 200.0, 4000, 16000, 48.0), step(2, 100.0, 4000, 16000, 48.0), {"checkpoint_s": 5.0}]
+    rows = [
+        step(1, 200.0, 4000, 16000, 48.0),
+        step(2, 100.0, 4000, 16000, 48.0),
+        {"checkpoint_after_step": 2, "checkpoint_s": 5.0},
+    ]
     path = tmp_path / "rows.jsonl"
     path.write_text("\n".join(json.dumps(row) for row in rows))
     typical, worst = main([str(path), "--steps", "10", "--prompt-tokens", "1000"])

@@ -24,6 +24,7 @@ from rewards.judging.judge import build_judge, make_judge
 from rewards.length import length_score
 from rewards.scoring.composite import CompositeReward, group_seed
 from rewards.scoring.dead_letters import DeadLetterLog
+from rewards.scoring.scoring_engine import ScoringEngine
 
 
 pytestmark = pytest.mark.browser
@@ -101,7 +102,9 @@ def reward_for(
 ) -> tuple[CompositeReward, CountingFactory, CountingFactory]:
     scorers, judges = CountingFactory(build_scorer), CountingFactory(build_judge)
     clients = {"aesthetic": scorers, "judge": judges}
-    reward = CompositeReward(config.scoring, config.run_dir, pool=browser_pool, clients=clients, **kwargs)
+    reward = CompositeReward(
+        ScoringEngine(config.scoring, config.run_dir, pool=browser_pool, clients=clients), **kwargs
+    )
     return reward, scorers, judges
 
 
@@ -119,7 +122,7 @@ async def test_gate_failures_score_zero_with_no_render_and_no_service_call(tmp_p
     reward, scorers, judges = reward_for(config_for(tmp_path), browser_pool)
     rewards = await reward(["p", "p"], [NOT_A_SKETCH, OUTSIDE_ALLOWLIST])
     assert rewards == [0.0, 0.0]
-    assert reward.engine.renderer.renders == 0 and scorers.calls == 0 and judges.calls == 0
+    assert reward.scorer.renderer.renders == 0 and scorers.calls == 0 and judges.calls == 0
     assert not (tmp_path / "dead_letters.jsonl").exists()
 
 
@@ -235,7 +238,7 @@ async def test_every_rollout_of_a_group_faces_the_same_references(
 
 async def test_the_reward_pickles_and_scores_after_unpickling(tmp_path: Path, paintings: list[str]) -> None:
     # No lent pool: the copy starts its own from the config, as it would in a process TRL or Prefect shipped it to.
-    clone = pickle.loads(pickle.dumps(CompositeReward(config_for(tmp_path).scoring, tmp_path)))
+    clone = pickle.loads(pickle.dumps(CompositeReward(ScoringEngine(config_for(tmp_path).scoring, tmp_path))))
     assert clone.__name__ == "watercolour_reward"
     as_chat = [[{"role": "user", "content": "paint"}, {"role": "assistant", "content": paintings[0]}]]
 
@@ -251,7 +254,7 @@ async def test_the_reward_pickles_and_scores_after_unpickling(tmp_path: Path, pa
         rewards = await clone([[{"role": "user", "content": "paint"}]], as_chat)
         assert isinstance(rewards[0], float) and isinstance(elsewhere[0], float) and rewards[0] != elsewhere[0]
         after_use = pickle.loads(pickle.dumps(clone))  # live clients (browsers, HTTP) stay behind
-        assert after_use.engine._clients is None and after_use.settings == clone.settings
+        assert after_use.scorer._clients is None and after_use.scorer.settings == clone.scorer.settings
     finally:
         await clone.aclose()
 
@@ -268,13 +271,13 @@ async def test_a_second_call_on_the_same_completions_costs_nothing(
     reward, scorers, judges = reward_for(config, browser_pool)
     first = await reward(**batch)
     admitted = sum(value is not None and value > 0 for value in first)
-    assert reward.engine.renderer.renders == 3 and scorers.calls == 1 and judges.calls == admitted
+    assert reward.scorer.renderer.renders == 3 and scorers.calls == 1 and judges.calls == admitted
     # A resumed run is a fresh reward over the same run directory; the repeat costs no render and no call.
     resumed, scorers, judges = reward_for(config, browser_pool)
     again = await resumed(**batch)
     assert again == first
-    assert (resumed.engine.renderer.renders, scorers.calls, judges.calls) == (0, 0, 0)
-    assert resumed.engine.renderer.hits == 3
+    assert (resumed.scorer.renderer.renders, scorers.calls, judges.calls) == (0, 0, 0)
+    assert resumed.scorer.renderer.hits == 3
 
 
 async def test_a_stuck_renderer_gives_none_and_a_render_dead_letter(

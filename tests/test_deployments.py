@@ -169,20 +169,6 @@ def smoke_overrides(run_dir: Path) -> dict:
     }
 
 
-@pytest.fixture(scope="module")
-def trainer_seam():
-    """The train flow hands the trainer its reward factory; skip, naming the missing piece, until it exists."""
-    import inspect
-
-    from deployments.presets import preset_names
-    from watercolour.training import trainer
-
-    if "smoke" not in preset_names():
-        pytest.skip("deployments/presets/smoke.yaml has not landed yet")
-    if "make_reward" not in inspect.signature(getattr(trainer, "train", lambda: None)).parameters:
-        pytest.skip("watercolour.training.trainer.train(config, run_dir, resume, make_reward=...) has not landed yet")
-
-
 def run_artifacts(prefect: LocalPrefect, flow_run_id: str, what: str = "") -> list[dict]:
     """A flow run's artifacts (those whose key ends in `-<what>` when given), oldest first."""
     body = {"artifacts": {"flow_run_id": {"any_": [flow_run_id]}, "key": {"exists_": True}}, "sort": "CREATED_DESC"}
@@ -194,7 +180,7 @@ def run_dirs(base: Path) -> list[Path]:
     return sorted(path.parent for path in base.glob("*/flow-run.json"))
 
 
-def test_two_runs_of_a_deployment_train_in_two_directories_and_log_every_step(local_prefect, trainer_seam, tmp_path):
+def test_two_runs_of_a_deployment_train_in_two_directories_and_log_every_step(local_prefect, tmp_path):
     first = local_prefect.run_deployment("train/smoke", overrides=smoke_overrides(tmp_path))
     assert local_prefect.wait(first) == "COMPLETED", local_prefect.worker_log()
     second = local_prefect.run_deployment("train/smoke", overrides=smoke_overrides(tmp_path))
@@ -246,7 +232,7 @@ def test_two_runs_of_a_deployment_train_in_two_directories_and_log_every_step(lo
 
 
 @pytest.mark.browser
-def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_prefect, trainer_seam, tmp_path):
+def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_prefect, tmp_path):
     """Driven as a person would: Retry on the failed run's page, then its artifacts: the step's table and its
     paintings, which the artifact carries itself (the UI cannot open files on the training machine)."""
     from playwright.sync_api import sync_playwright

@@ -19,6 +19,7 @@ from deployments.presets import load_config
 from rewards.aesthetic import build_scorer
 from rewards.judging.judge import build_judge
 from rewards.scoring.composite import CompositeReward, group_seed
+from rewards.scoring.scoring_engine import ScoringEngine
 from watercolour.policy.early_scoring import FinishedRows
 from watercolour.run_records.rollout_store import RolloutStore
 
@@ -124,15 +125,14 @@ def train_one_step(run_dir, early: bool):
     config = load_config("smoke", tiny_smoke_overrides(run_dir, 1, GENERATIONS, **overrides))
     clients = {"aesthetic": AttributingFactory(build_scorer), "judge": AttributingFactory(build_judge)}
 
-    def counted_reward(config, run_dir, on_scored):
-        return CompositeReward(config.scoring, run_dir, on_scored, clients=clients)
-
-    trainer = build_trainer(config, run_dir, echo=False, make_reward=counted_reward)
+    trainer = build_trainer(config, run_dir, echo=False)
+    reward = trainer.reward_funcs[0]
+    assert isinstance(reward, CompositeReward) and isinstance(reward.scorer, ScoringEngine)
+    reward.scorer = ScoringEngine(config.scoring, run_dir, clients=clients)  # the same engine, its clients counted
     trainer.train_dataset = trainer.train_dataset.map(lambda _, index: {"subject": SUBJECTS[index]}, with_indices=True)
     assert trainer.early_scoring is early
-    reward = trainer.reward_funcs[0]
     prefetched: list[tuple[str, dict]] = []
-    prefetch, score = reward.prefetch, reward.engine.score
+    prefetch, score = reward.prefetch, reward.scorer.score
 
     async def counting_prefetch(text, **kwargs):
         # The trainer state is TRL's live object: what matters is its step when the row was handed over.
@@ -144,10 +144,10 @@ def train_one_step(run_dir, early: bool):
         SCORING.set(True)  # in this task's context only: the prefetches' calls run in their own
         return await score(*args, **kwargs)
 
-    reward.prefetch, reward.engine.score = counting_prefetch, attributed_score
+    reward.prefetch, reward.scorer.score = counting_prefetch, attributed_score
     try:
         trainer.train()
-        renderer = reward.engine.renderer
+        renderer = reward.scorer.renderer
         counts = {"renders": renderer.renders, "hits": renderer.hits}
     finally:
         close_reward(trainer)

@@ -14,7 +14,8 @@ from deployments.presets import load_config
 from rewards.scoring.composite import CompositeReward
 from rewards.scoring.dead_letters import DeadLetterLog
 from rewards.scoring.engine_thread import close_engine_thread
-from tasks.fanout import FannedReward, StepState
+from rewards.scoring.scoring_engine import ScoringEngine
+from tasks.fanout import FannedScorer, StepState
 from watercolour.run_records.rollout_store import RolloutStore
 
 
@@ -42,9 +43,8 @@ def test_one_step_makes_one_aesthetic_request_per_group(prefect_server, tmp_path
         @flow
         def one_step() -> list:
             with ThreadPoolTaskRunner(max_workers=2) as runner:
-                return FannedReward(config, tmp_path, runner=runner)(
-                    ["a"] * 4 + ["b"] * 4, batch, trainer_state=StepState(0)
-                )
+                fanned = CompositeReward(FannedScorer(config, tmp_path, runner=runner))
+                return asyncio.run(fanned(["a"] * 4 + ["b"] * 4, batch, trainer_state=StepState(0)))
 
         try:
             rewards = one_step()
@@ -70,14 +70,16 @@ def test_dead_letters_carry_the_rollout_step_direct_and_fanned_and_a_resume_drop
     @flow
     def fanned(global_step: int) -> None:
         with ThreadPoolTaskRunner(max_workers=2) as runner:
-            FannedReward(config, tmp_path, runner=runner)(["p"] * 2, batch, trainer_state=StepState(global_step))
-            # The judge cannot start on an empty pool: the group's task fails after its retries.
-            FannedReward(broken, tmp_path, runner=runner, retries=0)(
-                ["p"] * 2, batch, trainer_state=StepState(global_step)
+            state = StepState(global_step)
+            asyncio.run(
+                CompositeReward(FannedScorer(config, tmp_path, runner=runner))(["p"] * 2, batch, trainer_state=state)
             )
+            # The judge cannot start on an empty pool: the group's task fails after its retries.
+            broken_reward = CompositeReward(FannedScorer(broken, tmp_path, runner=runner, retries=0))
+            asyncio.run(broken_reward(["p"] * 2, batch, trainer_state=state))
 
     async def direct(global_step: int) -> None:
-        reward = CompositeReward(config.scoring, tmp_path)
+        reward = CompositeReward(ScoringEngine(config.scoring, tmp_path))
         try:
             await reward(["p"] * 2, batch, trainer_state=StepState(global_step))
         finally:

@@ -4,6 +4,7 @@ scorer Space's own app with its stand-in model under uvicorn, headless Chromium,
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
@@ -19,8 +20,9 @@ from prefect.client.orchestration import get_client
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from deployments.presets import load_config
+from rewards.scoring.composite import CompositeReward
 from rewards.scoring.engine_thread import close_engine_thread
-from tasks.fanout import FannedReward, FanOutSettings, StepState, make_task_runner
+from tasks.fanout import FannedScorer, FanOutSettings, StepState, make_task_runner
 from tasks.observe import StepReporter
 
 
@@ -102,14 +104,17 @@ def test_a_dead_scorer_turns_rollouts_into_dead_letters_and_the_step_goes_on(
     @flow
     def two_steps() -> tuple[list, list]:
         with ThreadPoolTaskRunner(max_workers=3) as runner:
-            reward = FannedReward(config, tmp_path, StepReporter(config.name, tmp_path, 2), runner=runner, retries=1)
-            first = reward(["p"] * 3, batch, trainer_state=StepState(0))
+            scorer = FannedScorer(config, tmp_path, runner=runner, retries=1)
+            reward = CompositeReward(scorer, StepReporter(config.name, tmp_path, 2))
+            first = asyncio.run(reward(["p"] * 3, batch, trainer_state=StepState(0)))
             scorer.kill()
             scorer.wait()
-            second = reward(
-                ["p"] * 3,
-                batch[:2] + [completion(flower_sketch.replace("#b0305a", "#30b05a"))],
-                trainer_state=StepState(1),
+            second = asyncio.run(
+                reward(
+                    ["p"] * 3,
+                    batch[:2] + [completion(flower_sketch.replace("#b0305a", "#30b05a"))],
+                    trainer_state=StepState(1),
+                )
             )
         return first, second
 
@@ -139,7 +144,8 @@ def test_fan_out_runs_on_a_local_dask_cluster_with_a_browser_pool_per_worker(pre
     @flow
     def one_step() -> tuple[list, dict]:
         with make_task_runner(FanOutSettings(engine="dask", dask_workers=2)) as runner:
-            rewards = FannedReward(config, tmp_path, runner=runner)(["p"] * 4, batch, trainer_state=StepState(0))
+            fanned = CompositeReward(FannedScorer(config, tmp_path, runner=runner))
+            rewards = asyncio.run(fanned(["p"] * 4, batch, trainer_state=StepState(0)))
             engines = runner.client.run(
                 lambda: __import__("rewards.scoring.engine_thread").scoring.engine_thread.engine_thread_running()
             )

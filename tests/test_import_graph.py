@@ -32,7 +32,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("rewards.scoring",),
     ("episodes", "deployments"),
     ("openenv_painting",),
-    ("watercolour.policy", "watercolour.run_records", "watercolour.operations"),
+    ("watercolour.policy", "watercolour.run_records", "watercolour.operations", "watercolour.rehearsal"),
     ("watercolour.judge_trust", "watercolour.pool"),
     ("watercolour.training",),
     ("watercolour.commands", "watercolour.cli", "watercolour"),

@@ -34,19 +34,19 @@ MERGER = {"merger.linear_fc1", "merger.linear_fc2"}
 pytestmark = pytest.mark.slow
 
 
-class SpreadReward:
-    """A reward from each completion's tokens, never constant in a group (a random policy fails every gate, and a
-    constant reward leaves GRPO no gradient); it records its rollouts like the composite reward. Picklable."""
+class SpreadScorer:
+    """A scorer (`rewards.scoring.composite.Scorer`) from each completion's text, never constant in a group (a
+    random policy fails every gate, and a constant reward leaves GRPO no gradient); given to the trainer where a
+    Prefect run gives its fan-out, so the run's adapter records its rollouts as for any scorer."""
 
-    __name__ = "spread_reward"
+    async def score(self, completions: list, seeds: list, step: Any, subjects: Any = None) -> list:
+        return [RewardParts(reward=zlib.crc32(text.encode()) % 1000 / 1000) for text in completions]
 
-    def __init__(self, config: Any, run_dir: Path, on_scored: Any) -> None:
-        self.on_scored = on_scored
+    async def prefetch(self, completion: str, **kwargs: Any) -> None:
+        return None
 
-    async def __call__(self, prompts: list, completions: list, completion_ids: list, **kwargs: Any) -> list:
-        parts = [RewardParts(reward=zlib.crc32(str(ids).encode()) % 1000 / 1000) for ids in completion_ids]
-        self.on_scored(prompts, completions, parts, kwargs)
-        return [part.reward for part in parts]
+    async def aclose(self) -> None:
+        return None
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def trained(folder, tmp_path_factory):
         "training.learning_rate": 1e-2,
     }
     config = load_config("smoke", overrides)
-    trainer = build_trainer(config, run_dir, echo=False, make_reward=SpreadReward)
+    trainer = build_trainer(config, run_dir, echo=False, fan_out=lambda config, run_dir: SpreadScorer())
     initial = {name: tensor.detach().clone() for name, tensor in trainer.model.named_parameters() if "lora_" in name}
     trainer.train()
     return trainer, initial, config, run_dir

@@ -1,7 +1,7 @@
 """Training through the OpenEnv server gives the rewards training in process gives, for the same seeds.
 
 Two CPU runs of the taught tiny policy, two GRPO steps each, the same configuration and seed: one scores in
-process (`CompositeReward`), the other sets `openenv.url` to a real painting server on 127.0.0.1 (uvicorn in a
+process (the engine behind the one reward adapter), the other sets `openenv.url` to a real painting server on 127.0.0.1 (uvicorn in a
 thread, its own scoring engine, Chromium). Same completions in, same rewards out, rollout by rollout, and both
 runs record every rollout with its picture."""
 

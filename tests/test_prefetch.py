@@ -211,7 +211,7 @@ async def test_the_judge_in_group_mode_is_left_for_the_batch(tmp_path: Path, bro
 def reward_for(run_dir: Path, browser_pool: Any) -> tuple[CompositeReward, dict[str, CountingFactory]]:
     config: RunConfig = load_config("offline", {"run_dir": str(run_dir)})
     clients = {"aesthetic": CountingFactory(build_scorer), "judge": CountingFactory(build_judge)}
-    return CompositeReward(config.scoring, run_dir, pool=browser_pool, clients=clients), clients
+    return CompositeReward(ScoringEngine(config.scoring, run_dir, pool=browser_pool, clients=clients)), clients
 
 
 async def test_the_rewards_prefetch_scores_under_the_seed_and_subject_its_call_derives(
@@ -237,5 +237,5 @@ async def test_the_rewards_prefetch_scores_under_the_seed_and_subject_its_call_d
 async def test_without_a_prompt_the_rewards_prefetch_only_renders(tmp_path: Path, browser_pool, flower_sketch) -> None:
     reward, clients = reward_for(tmp_path, browser_pool)
     await reward.prefetch(fenced(flower_sketch))
-    assert calls(clients) == {"aesthetic": 0, "judge": 0} and reward.engine.renderer.renders == 1
+    assert calls(clients) == {"aesthetic": 0, "judge": 0} and reward.scorer.renderer.renders == 1
     await reward.aclose()

@@ -93,14 +93,17 @@ def run_cell(
 
     from bench.gpu.checks import logprob_check
     from bench.gpu.profile import decode_profile
-    from bench.gpu.scoring import PoolSketchReward, alternate_early_scoring, force_lengths
-    from bench.gpu.shapes import bench_tokenizer, build_model
+    from bench.gpu.scoring import alternate_early_scoring, force_lengths
     from bench.gpu.step import bench_config, checkpoint_recorder, make_trainer, spread_reward, step_recorder
+    from rewards.scoring.composite import CompositeReward
+    from rewards.scoring.scoring_engine import ScoringEngine
+    from watercolour.rehearsal.shapes import build_model, shape_tokenizer
+    from watercolour.rehearsal.stand_in import PoolSketches
     from watercolour.training.trainer import close_reward
 
     cuda = torch.cuda.is_available()
     device, dtype = ("cuda", torch.bfloat16) if cuda else ("cpu", torch.float32)
-    tokenizer = bench_tokenizer()
+    tokenizer = shape_tokenizer()
     generations, path, max_len = cell["generations"], cell["path"], cell["max_len"]
     steps = args.fast_steps if path == "fast" else args.default_steps
     micro = min(args.micro_batch, generations)
@@ -113,7 +116,11 @@ def run_cell(
             torch.cuda.reset_peak_memory_stats()
         model = build_model(cell["shape"], tokenizer, device, dtype)
         on_scored = partial(emit_parts, emit, cell)
-        reward = PoolSketchReward(config, Path(tmp), on_scored) if scored else spread_reward
+        reward = (
+            CompositeReward(ScoringEngine(config.scoring, Path(tmp)), on_scored, text_of=PoolSketches())
+            if scored
+            else spread_reward
+        )
         trainer = make_trainer(model, tokenizer, config, steps, reward)
         emit({**cell, "gated_delta_route": trainer.gated_delta_route, "plan": trainer.generation_plan})
         if scored:
@@ -306,7 +313,7 @@ def paired_summary(rows: list[dict[str, Any]]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", nargs="+", default=["qwen3-4b"], help="names in bench/gpu/shapes.py")
+    parser.add_argument("--shapes", nargs="+", default=["qwen3-4b"], help="names in watercolour/rehearsal/shapes.py")
     parser.add_argument("--generations", nargs="+", type=int, default=[16], help="completions per step (G)")
     parser.add_argument("--paths", nargs="+", default=["default", "fast"], choices=list(PATHS))
     parser.add_argument("--max-len", type=int, default=2048, help="completion tokens")

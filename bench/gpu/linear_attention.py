@@ -40,7 +40,7 @@ from typing import Any
 TOLERANCE = 2e-2
 SLACK = 2.0
 BF16_CEILING = 0.5
-# The Qwen3.5-35B-A3B linear-attention layer (transformers' Qwen3_5MoeTextConfig defaults, bench/gpu/shapes.py).
+# The Qwen3.5-35B-A3B linear-attention layer (transformers' Qwen3_5MoeTextConfig defaults, watercolour/rehearsal/shapes.py).
 LAYER: dict[str, Any] = {}
 # A few hundredths of the size for CPU runs of this script (the test suite).
 TINY_LAYER = dict(

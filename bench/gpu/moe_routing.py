@@ -75,9 +75,9 @@ def stats(error: Any) -> dict[str, float]:
 def measure(shape: str, batch: int, tokens: int, seed: int, device: str = "cuda") -> list[dict[str, Any]]:
     import torch
 
-    from bench.gpu.shapes import bench_tokenizer, build_model
+    from watercolour.rehearsal.shapes import build_model, shape_tokenizer
 
-    tokenizer = bench_tokenizer()
+    tokenizer = shape_tokenizer()
     model = build_model(shape, tokenizer, device, torch.bfloat16, seed=seed)
     model.eval()
     reference = copy.deepcopy(model).float()

@@ -21,6 +21,11 @@ from openenv_painting.models import PaintAction, PaintObservation, PaintState
 from rewards.scoring.scoring_engine import ScoringEngine
 
 
+# A subject names a flower ("a peach hibiscus"); the bound keeps a hostile reset from carrying a document into the
+# judge's prompt and every record.
+MAX_SUBJECT_CHARS = 200
+
+
 class SessionClosed(RuntimeError):
     """The session was closed (its client left, or it sat idle past the session timeout) and cannot paint."""
 
@@ -46,13 +51,14 @@ class PaintingEnvironment(Environment[PaintAction, PaintObservation, PaintState]
         prompt: Any = None,
         step: int | None = None,
         pictures: bool = False,
+        subject: str | None = None,
         **_: Any,
     ) -> PaintObservation:
         """Start an episode. `prompt` and `step` seed the judge's references exactly as in-process training does
         (`rewards.scoring.composite.group_seed`); `seed`, when given, is that group seed itself, so the same seed and
         the same paintings give the same rewards. A render's own seed is the run's (`render.seed`), the same for every
-        session. `pictures` asks for each painting's PNG in the observation; other keys (a dataset row's columns) are
-        ignored."""
+        session. `pictures` asks for each painting's PNG in the observation; `subject` is what the paintings are scored
+        as (None: the server's configured subject); other keys (a dataset row's columns) are ignored."""
         self._check_open()
         if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 0):
             raise ValueError(f"step must be a non-negative integer or null, got {step!r}")
@@ -60,8 +66,10 @@ class PaintingEnvironment(Environment[PaintAction, PaintObservation, PaintState]
             raise ValueError(f"seed must be a non-negative integer or null, got {seed!r}")
         if not isinstance(pictures, bool):
             raise ValueError(f"pictures must be true or false, got {pictures!r}")
+        if subject is not None and (not isinstance(subject, str) or not 0 < len(subject) <= MAX_SUBJECT_CHARS):
+            raise ValueError(f"subject must be a string of 1 to {MAX_SUBJECT_CHARS} characters or null")
         self._rollout_step = step
-        text = self._episode.reset(seed=seed, prompt=prompt)
+        text = self._episode.reset(seed=seed, prompt=prompt, subject=subject)
         self._pictures = pictures
         self._state = PaintState(
             episode_id=episode_id, turns=self._settings.turns, group_seed=self._episode.seed, rollout_step=step

@@ -4,12 +4,14 @@ Prefect task threads come and go, and a Dask worker process has no loop at all, 
 are bound to the loop that made them. So each process keeps one `EngineThread`: a private loop in a daemon
 thread, one browser pool started on it (by the first caller, with that caller's render settings), and one
 `ScoringEngine` per (scoring settings, run directory), all lending that pool. Any thread hands it a batch and
-waits for the parts. Identical completions scored from two threads meet on the one loop and render once.
+waits for the parts, or starts a prefetch; identical completions scored from two threads, or a prefetch and the
+score that follows it, meet on the one loop and render once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
@@ -46,8 +48,26 @@ class EngineThread:
         completions: Sequence[str],
         seeds: Sequence[int],
         step: int | None,
+        subjects: Sequence[str | None] | None = None,
     ) -> list[RewardParts]:
-        return self.run(self._score(settings, Path(run_dir), completions, seeds, step))
+        """Score a batch on the engine loop and wait for the parts (`ScoringEngine.score`)."""
+        return self.run(self._score(settings, Path(run_dir), completions, seeds, step, subjects))
+
+    def prefetch(
+        self, settings: ScoringSettings, run_dir: Path, completion: str, seed: int | None, subject: str | None
+    ) -> concurrent.futures.Future[None]:
+        """Start scoring one completion ahead on the engine loop (`ScoringEngine.prefetch`); returns at once."""
+        return asyncio.run_coroutine_threadsafe(
+            self._prefetch(settings, Path(run_dir), completion, seed, subject), self.loop
+        )
+
+    async def engine(self, settings: ScoringSettings, run_dir: Path) -> ScoringEngine:
+        """The engine of (settings, run directory) on this loop, lending the process's browser pool."""
+        pool = await self.browser_pool(settings.render)
+        key = f"{run_dir}\n{settings.model_dump_json()}"
+        if key not in self.engines:
+            self.engines[key] = ScoringEngine(settings, run_dir, pool=pool)
+        return self.engines[key]
 
     async def _score(
         self,
@@ -56,12 +76,16 @@ class EngineThread:
         completions: Sequence[str],
         seeds: Sequence[int],
         step: int | None,
+        subjects: Sequence[str | None] | None,
     ) -> list[RewardParts]:
-        pool = await self.browser_pool(settings.render)
-        key = f"{run_dir}\n{settings.model_dump_json()}"
-        if key not in self.engines:
-            self.engines[key] = ScoringEngine(settings, run_dir, pool=pool)
-        return await self.engines[key].score(completions, seeds, step)
+        engine = await self.engine(settings, run_dir)
+        return await engine.score(completions, seeds, step, subjects)
+
+    async def _prefetch(
+        self, settings: ScoringSettings, run_dir: Path, completion: str, seed: int | None, subject: str | None
+    ) -> None:
+        engine = await self.engine(settings, run_dir)
+        await engine.prefetch(completion, seed=seed, subject=subject)
 
     async def browser_pool(self, render: RenderSettings) -> Any:
         """The process's browser pool, started by the first caller with that caller's render settings."""

@@ -11,9 +11,9 @@ cache; the dead-letter log) and applies the rules every consumer shares:
 
 It runs on the caller's event loop: clients are built on the running loop at `start` (or the first `score`) and rebuilt
 if the loop changes, since Playwright and httpx clients are bound to the loop that made them. `start` and `aclose` are
-idempotent. Consumers: the TRL reward (`rewards.scoring.composite`), the Prefect fan-out (through
-`rewards.scoring.engine_thread`, which gives it a loop of its own), `watercolour score`, evaluation and the pool
-refresh. Renders and service answers go through the content cache: a repeated or resumed batch costs nothing twice, and
+idempotent. It is the in-process `Scorer` behind the TRL reward (`rewards.scoring.composite`); the Prefect fan-out
+reaches it through `rewards.scoring.engine_thread` (a loop of its own) and the OpenEnv server through its
+environment; `watercolour score`, evaluation and the pool refresh call it directly. Renders and service answers go through the content cache: a repeated or resumed batch costs nothing twice, and
 identical completions in one batch are rendered once. `prefetch` fills that cache for one completion before its batch
 is scored (early scoring, `watercolour.policy.early_scoring`), and `score` joins a prefetch's service call that is
 still in flight instead of asking the service twice.
@@ -189,11 +189,12 @@ class ScoringEngine:
         subjects: Sequence[str | None] | None = None,
     ) -> list[RewardParts]:
         """Parts (with their reward) of each completion; `seeds` are the group seeds (one per completion), `subjects`
-        what each was asked to paint (default: the run's `training.subject` for all)."""
+        what each was asked to paint (default, and for a None: the run's `training.subject`)."""
         if len(completions) != len(seeds):
             raise ValueError(f"{len(completions)} completions but {len(seeds)} group seeds: give one seed each")
         if subjects is None:
-            subjects = [self.settings.subject] * len(completions)
+            subjects = [None] * len(completions)
+        subjects = [self.settings.subject if subject is None else subject for subject in subjects]
         if len(subjects) != len(completions):
             raise ValueError(f"{len(completions)} completions but {len(subjects)} subjects: give one subject each")
         await self.start()
@@ -214,16 +215,21 @@ class ScoringEngine:
             part.reward = compose(part, self.weights)
         return parts
 
-    async def score_one(self, completion: str, seed: int = 0, step: int | None = None) -> RewardParts:
+    async def score_one(
+        self, completion: str, seed: int = 0, step: int | None = None, subject: str | None = None
+    ) -> RewardParts:
         """One painting's parts: a batch of one."""
-        (parts,) = await self.score([completion], [seed], step)
+        (parts,) = await self.score([completion], [seed], step, [subject] if subject is not None else None)
         return parts
 
-    async def prefetch(self, completion: str, *, seed: int | None = None, subject: str | None = None) -> None:
+    async def prefetch(
+        self, completion: str, *, seed: int | None = None, step: int | None = None, subject: str | None = None
+    ) -> None:
         """Gate and render `completion` into the cache ahead of its `score` (`watercolour.policy.early_scoring`); given
         the group `seed` its batch will be scored with, also answer its service terms into the cache.
 
-        `subject` is what it was asked to paint (default: the run's `training.subject`, as in `score`). A term is
+        `subject` is what it was asked to paint (default: the run's `training.subject`, as in `score`); `step` is not
+        needed, since a prefetch records nothing (the `rewards.scoring.composite.Scorer` interface has it). A term is
         answered ahead only when its cache key does not depend on the batch: the judge's group mode ranks a painting
         among its groupmates, which only `score` sees. A `score` that needs an answer still in flight here joins it.
         Records nothing: a failure here is left for `score` to meet again, with its retries and dead letter.

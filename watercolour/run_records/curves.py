@@ -2,8 +2,8 @@
 
 A row is read off the metrics TRL logs each step, which already carry everything: TRL's own (`reward`,
 `frac_reward_zero_std`, `step_time`), the composite reward's part means (`reward/*`, `dead_letters`), the
-rollout store's summary (`rollouts/*`, from `rollout_summary`) and the trainer's time split (`time/*`). The
-same metrics reach trackio through TRL, so the CSV and the dashboard cannot disagree.
+rollout store's summary (`rollouts/*`, from `rollout_summary`), the trainer's time split (`time/*`) and its peak
+memory. The same metrics reach trackio through TRL, so the CSV and the dashboard cannot disagree.
 """
 
 from __future__ import annotations
@@ -42,6 +42,13 @@ TAIL_SOURCES = {
     "generate_s": "time/generate_s",
     "score_s": "time/score_s",
     "step_s": "step_time",
+    # What a projection of the run reads (`watercolour.rehearsal.projection`): the longest row (a batch decodes until
+    # it ends), the completions' mean length, the tokens seen so far, the save after the step before, peak memory.
+    "longest": "completions/max_length",
+    "completion_mean": "completions/mean_length",
+    "num_tokens": "num_tokens",
+    "checkpoint_s": "time/checkpoint_s",
+    "peak_gib": "memory/peak_gib",
 }
 
 

@@ -1,5 +1,11 @@
 """The TRL glue of repaint training: the episode reward function, the step clock, and the trainer's extra settings.
 
+Why repaint has a reward function of its own rather than the one adapter (`rewards.scoring.composite`): an episode's
+paintings are scored while the episode runs, by its environment's `paint` tool (that score is the observation the
+policy reads before painting again), so by the time TRL calls the reward there is nothing left to score, only each
+episode's reward to read. The environment scores through the same engine (or, with `openenv` set, the same server)
+as the adapter's scorers, so the parts are the same for the same painting.
+
 TRL calls a reward function after each batch's tool loop with the batch's environments (`environments=[...]`);
 `RepaintReward` hands GRPO each episode's reward (`PaintingEnv.reward`: None after an infrastructure failure on any
 turn, whose dead letter the engine has written), records every turn in the rollout store and logs the term means
@@ -9,7 +15,6 @@ of the final paintings and how often the last painting beat the first. The envir
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from transformers import TrainerCallback
@@ -17,13 +22,9 @@ from transformers import TrainerCallback
 from episodes.painting_env import EpisodeFactory
 from ground.records import RewardParts
 from ground.run_config import RunConfig
+from rewards.scoring.composite import OnScored
 from rewards.scoring.scoring_engine import ScoringEngine, log_means
 from watercolour.run_records.rollout_store import RolloutStore
-
-
-# After each step's episodes are recorded: (prompts, completions, each episode's final painting's parts, kwargs), as
-# a single-turn reward's `on_scored` (the Prefect flow's step artifacts and its `fail_at_step` rehearsal).
-StepHook = Callable[[list[Any], list[Any], list[RewardParts], dict[str, Any]], None]
 
 
 class RepaintReward:
@@ -32,8 +33,10 @@ class RepaintReward:
     __name__ = "watercolour_repaint_reward"
 
     def __init__(
-        self, factory: EpisodeFactory, store: RolloutStore | None = None, on_step: StepHook | None = None
+        self, factory: EpisodeFactory, store: RolloutStore | None = None, on_step: OnScored | None = None
     ) -> None:
+        """`on_step` is called after each step's episodes are recorded, with each episode's final painting's parts,
+        as a single-turn reward's `on_scored` (the Prefect flow's step artifacts and its `fail_at_step`)."""
         self.factory = factory
         self.store = store
         self.on_step = on_step

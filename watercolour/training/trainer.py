@@ -1,4 +1,4 @@
-"""TRL's GRPOTrainer, built from the run configuration and wired to the composite reward, the rollout store,
+"""TRL's GRPOTrainer, built from the run configuration and wired to the one reward adapter, the rollout store,
 the curves and trackio.
 
 This module imports torch, transformers and TRL at the top: it is only ever imported by code that is about to
@@ -25,7 +25,7 @@ from trl import GRPOConfig, GRPOTrainer
 from ground.prompt import messages
 from ground.records import rollout_step
 from ground.run_config import RunConfig, TrainingSettings
-from rewards.scoring.composite import CompositeReward
+from rewards.scoring.composite import CompositeReward, OnScored
 from rewards.scoring.dead_letters import DeadLetterLog
 from rewards.scoring.scoring_engine import log_means
 from watercolour.policy.adapter import export_adapter, load_policy
@@ -36,13 +36,16 @@ from watercolour.policy.loading import resolve_model, set_cpu_threads
 from watercolour.policy.lora import device_settings, lora_config
 from watercolour.policy.rollout_weights import MergedForRollouts
 from watercolour.policy.tool_chat import use_tool_template
+from watercolour.rehearsal.lengths import force_lengths
+from watercolour.rehearsal.shapes import shape_name, shape_policy
 from watercolour.run_records.curves import CurvesFile, curve_row, summary_line
 from watercolour.run_records.gallery import write_gallery
 from watercolour.run_records.rollout_store import RolloutStore, gallery_items
 from watercolour.run_records.run_dir import CHECKPOINTS_DIR, checkpoint_step, latest_checkpoint
 from watercolour.training.distributed import ScoredSlices, per_process_config, process_state
 from watercolour.training.paint_ahead import episode_seeds, render_ahead
-from watercolour.training.repaint_reward import RepaintReward, StepClock, StepHook, close_episodes, episode_factory
+from watercolour.training.repaint_reward import RepaintReward, StepClock, close_episodes, episode_factory
+from watercolour.training.scoring_route import FanOut, describe, reward_for
 
 
 ADAPTER_DIR = "adapter"
@@ -52,17 +55,9 @@ KEEP_CHECKPOINTS = 3
 # A tool-loop turn's token cap is rounded up to this, so a static, compiled cache sees few distinct lengths.
 GENERATION_CAP_MULTIPLE = 64
 
-# (config, run_dir, on_scored) -> a TRL reward function that calls on_scored(prompts, completions, parts, kwargs).
-RewardFactory = Callable[[RunConfig, Path, Callable[..., None]], Any]
-
-
-def composite_reward(config: RunConfig, run_dir: Path, on_scored: Callable[..., None]) -> CompositeReward:
-    """The in-process reward: the scoring engine under the run's scoring settings (never the whole configuration)."""
-    return CompositeReward(config.scoring, run_dir, on_scored)
-
-
-# (config, run_dir) -> what a repaint run calls after recording each step's episodes (`RepaintReward.on_step`).
-StepHookFactory = Callable[[RunConfig, Path], StepHook]
+# (config, run_dir, then) -> what each scored step is handed to, which hands it on to `then` (the rollout store;
+# None for a repaint run, whose episodes are recorded by the reward itself): the Prefect run's step artifacts.
+StepHookFactory = Callable[[RunConfig, Path, OnScored | None], OnScored]
 
 
 class RunDirInUse(RuntimeError):
@@ -216,6 +211,34 @@ class TimedGRPOTrainer(GRPOTrainer):
                 prompts, completions, parts, {"trainer_state": self.state, "log_metric": self._log_metric}
             )
 
+    # Seconds the last checkpoint save took, logged with the next step (a save follows its step's log line).
+    _checkpoint_s: float | None = None
+
+    def _save_checkpoint(self, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return super()._save_checkpoint(*args, **kwargs)
+        finally:
+            self._checkpoint_s = time.perf_counter() - started
+
+    def log(self, logs: dict[str, float], *args: Any, **kwargs: Any) -> None:
+        # A step's log (not the end-of-training summary) also carries the process's peak memory so far and the save
+        # before it: the parts a projection of the run reads (`watercolour.rehearsal.projection`).
+        if "loss" in logs:
+            logs["memory/peak_gib"] = peak_memory_gib()
+            if self._checkpoint_s is not None:
+                logs["time/checkpoint_s"], self._checkpoint_s = self._checkpoint_s, None
+        super().log(logs, *args, **kwargs)
+
+
+def peak_memory_gib() -> float:
+    """The most memory this process has held: the GPU's allocations on a GPU, else its resident set."""
+    if torch.cuda.is_available():
+        return round(torch.cuda.max_memory_allocated() / 2**30, 2)
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)  # Linux counts kB
+
 
 def round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
@@ -341,16 +364,16 @@ def build_trainer(
     config: RunConfig,
     run_dir: Path,
     echo: Echo = True,
-    make_reward: RewardFactory = composite_reward,
+    fan_out: FanOut | None = None,
     step_hook: StepHookFactory | None = None,
 ) -> TimedGRPOTrainer:
     """The GRPO trainer for this run: policy, LoRA (fresh, or the start adapter), reward, store and curves.
 
-    `make_reward(config, run_dir, on_scored)` builds the reward function; the Prefect flow passes one that fans each
-    step's rollouts out as tasks. A repaint run's environments score instead, and `step_hook(config, run_dir)` (the
-    flow's step artifacts) is called after each step's episodes are recorded. Under `accelerate launch` each process
-    builds its own reward, with its share of the browsers, and the main process records the gathered step
-    (`watercolour.training.distributed`).
+    The reward is the one adapter over the scorer `watercolour.training.scoring_route` chooses; a Prefect run passes
+    its `fan_out`. `step_hook(config, run_dir, then)` (the Prefect run's step artifacts) is handed each scored step
+    before `then`, the rollout store. A repaint run's environments score instead, and the hook follows each step's
+    recorded episodes. Under `accelerate launch` each process builds its own reward, with its share of the browsers,
+    and the main process records the gathered step (`watercolour.training.distributed`).
     """
     training = config.training
     if not torch.cuda.is_available():
@@ -359,34 +382,41 @@ def build_trainer(
     store = RolloutStore(run_dir, training.num_generations, preset=config.name, pool_revision=config.pool_revision)
     slices = ScoredSlices() if args.world_size > 1 else None
     refuse_repaint_in_processes(config, args.world_size)
-    if config.openenv is not None:
-        # The OpenEnv server is where the work spreads out: a Prefect fan-out on top would only add a hop.
-        from openenv_painting.reward import OpenEnvReward
-
-        make_reward = OpenEnvReward
-    model: Any = resolve_model(training.model)
+    shape = shape_name(training.model)
+    bf16, _ = device_settings(training)
+    model: Any
     tokenizer: Any = None
     peft_config: LoraConfig | None = lora_config(training)
-    if training.start_adapter is not None:
+    if shape is not None:
+        # A rehearsal: the published shape with random weights, built on this process's device.
+        model, tokenizer = shape_policy(shape, bf16)
+        tell(echo, f"policy: {training.model}, random weights built on {model.device} (a rehearsal)")
+    elif training.start_adapter is not None:
         # A warm restart: the adapter's weights carry on, the optimizer and the schedule start afresh.
-        bf16, _ = device_settings(training)
         model, tokenizer = load_policy(
             training.start_adapter, trainable=True, dtype=torch.bfloat16 if bf16 else torch.float32
         )
         peft_config = None
+    else:
+        model = resolve_model(training.model)
     callbacks: list[Any] = [CurvesCallback(CurvesFile(run_dir), echo=echo)]
     factory: Any = None  # EpisodeFactory, or openenv_painting's RemoteEpisodeFactory when `openenv` is set
     if config.repaint is not None:
         # Multi-turn episodes: the environment scores each painting; the reward function reads the episodes.
         factory = episode_factory(config, run_dir)
         tokenizer = use_tool_template(tokenizer or processing_class(model, vision=config.repaint.vision))
-        reward: Any = RepaintReward(factory, store, step_hook(config, run_dir) if step_hook is not None else None)
+        hook = step_hook(config, run_dir, None) if step_hook is not None else None
+        reward: Any = RepaintReward(factory, store, hook)
         callbacks.append(StepClock(factory))
     else:
         # A text prompt needs the tokenizer alone. Left to TRL, a multimodal policy gets its checkpoint's processor,
         # whose video half Qwen3.5's cannot build without torchvision, for images and videos no prompt here has.
         tokenizer = tokenizer or processing_class(model, vision=False)
-        reward = make_reward(per_process_config(config, args.world_size), run_dir, slices or store.record_batch)
+        scored: OnScored = slices or store.record_batch
+        if step_hook is not None:
+            scored = step_hook(config, run_dir, scored)
+        reward = reward_for(per_process_config(config, args.world_size), run_dir, scored, fan_out)
+        tell(echo, describe(config, reward.scorer))
     # TRL's annotation predates async reward functions; it gathers them all the same.
     reward_funcs: list[Any] = [reward]
     trainer = TimedGRPOTrainer(
@@ -406,6 +436,9 @@ def build_trainer(
         trainer.paint_ahead = factory.paint_ahead
     plan = resolve(training)
     prepare_rollouts(trainer, plan)
+    if shape is not None:
+        # Random weights never end a completion: rows end at lengths drawn from the recipe's (`rehearsal.lengths`).
+        force_lengths(trainer, training.max_completion_length)
     if route_gated_delta_rule(trainer.model) == "fla-rollouts":
         tell(
             echo, f"Gated DeltaNet: fla's backward is wrong on this GPU, so updates use transformers' reference: {FIX}"
@@ -491,7 +524,7 @@ def train(
     config: RunConfig,
     resume: bool = False,
     echo: Echo = True,
-    make_reward: RewardFactory = composite_reward,
+    fan_out: FanOut | None = None,
     step_hook: StepHookFactory | None = None,
 ) -> dict[str, Path]:
     """One run end to end: resume point, training, the adapter and the run's gallery. Returns what it wrote.
@@ -517,7 +550,7 @@ def train(
         forget_steps_after(run_dir, checkpoint)
         config.save(run_dir / "config.yaml")
     processes.wait_for_everyone()  # nobody records a step before the main process forgot the ones to redo
-    trainer = build_trainer(config, run_dir, echo=echo, make_reward=make_reward, step_hook=step_hook)
+    trainer = build_trainer(config, run_dir, echo=echo, fan_out=fan_out, step_hook=step_hook)
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     finally:

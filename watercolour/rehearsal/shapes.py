@@ -1,9 +1,10 @@
-"""The policy shapes the GPU benchmark builds, as published, and how a random model of one is made.
+"""Policies named by their published shape, with random weights: `training.model=shape:qwen3.5-35b-a3b`.
 
-Timings of generation and of a LoRA update depend on a model's shape, not on its weight values, so the
-benchmark builds each policy with random weights straight on the GPU: no download, nothing to carry. The
-numbers below are the architecture fields of each model's `config.json` on the Hugging Face hub, copied as
-published (fields that do not change the compute, such as token ids, are left out):
+What a run costs on a GPU (generation, the update, memory) depends on the policy's shape, not on its weight values,
+so a rehearsal builds the policy with random weights straight on the device: no download, and nothing saved in
+full (a run's checkpoints hold the LoRA adapter and the optimizer only). The numbers below are the architecture
+fields of each model's `config.json` on the Hugging Face hub, copied as published (fields that do not change the
+compute, such as token ids, are left out); `SOURCES` names each model:
 
 - SmolLM2-135M: huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct/blob/main/config.json
 - Qwen3-4B: huggingface.co/Qwen/Qwen3-4B/blob/main/config.json (Qwen3-4B-Instruct-2507 has the same shape)
@@ -11,14 +12,21 @@ published (fields that do not change the compute, such as token ids, are left ou
 - Qwen3.5-35B-A3B (the recipe's policy): the `text_config` of huggingface.co/Qwen/Qwen3.5-35B-A3B/blob/main/
   config.json, which transformers 5.23 ships as the defaults of `Qwen3_5MoeTextConfig` (its docstring names that
   checkpoint); they agree with the recipe's own account of the model (40 layers, 30 of them linear attention, 256
-  routed experts holding 32.2B parameters). The benchmark builds the text model (`Qwen3_5MoeForCausalLM`): the
-  vision tower does nothing for a text prompt. `qwen3.5-35b-a3b-4l` is the same layers, four of them (three linear
-  attention, one full), for checks that need a float32 copy of the policy beside it (64.6 GiB in bf16 for the 40).
+  routed experts holding 32.2B parameters). The text model is built (`Qwen3_5MoeForCausalLM`): the vision tower
+  does nothing for a text prompt. `qwen3.5-35b-a3b-4l` is the same layers, four of them (three linear attention, one
+  full), for checks that need a float32 copy of the policy beside it (64.6 GiB in bf16 for the 40).
+- `tiny-qwen3.5-moe`: the same kinds of layer at widths a CPU trains in seconds (`watercolour.policy.loading`'s
+  tiny Qwen3.5 MoE text tower), for the rehearsal's own tests.
+
+The tokenizer is a byte-level BPE trained in a second on the prompts, small enough that the recipe's system prompt
+comes to about as many tokens as a real tokenizer gives it (~870), so prefill and cache lengths are realistic.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from watercolour.policy.loading import TINY_MOE_TEXT, tiny_tokenizer
 
 
 SHAPES: dict[str, dict[str, Any]] = {
@@ -87,9 +95,53 @@ SHAPES: dict[str, dict[str, Any]] = {
     ),
 }
 SHAPES["qwen3.5-35b-a3b-4l"] = {**SHAPES["qwen3.5-35b-a3b"], "num_hidden_layers": 4}
-# The bench tokenizer's size: small enough that the full system prompt comes to about as many tokens as
-# SmolLM2's tokenizer gives it (~870), so prefill and cache lengths are realistic.
+SHAPES["tiny-qwen3.5-moe"] = {
+    "model_type": "qwen3_5_moe_text",
+    **TINY_MOE_TEXT,
+    "full_attention_interval": 4,
+    "linear_conv_kernel_dim": 4,
+    "vocab_size": 1024,
+    "rms_norm_eps": 1e-6,
+    "tie_word_embeddings": False,
+}
+# The hub ids whose shape each name is: a preset's model names its shape (`shape_of_model`).
+SOURCES = {
+    "smollm2-135m": "HuggingFaceTB/SmolLM2-135M-Instruct",
+    "qwen3-4b": "Qwen/Qwen3-4B",
+    "qwen3-8b": "Qwen/Qwen3-8B",
+    "qwen3.5-35b-a3b": "Qwen/Qwen3.5-35B-A3B",
+}
+PREFIX = "shape:"
+# The tokenizer's size: small enough that the full system prompt comes to about as many tokens as SmolLM2's
+# tokenizer gives it (~870), so prefill and cache lengths are realistic.
 TOKENIZER_VOCAB = 800
+
+
+class UnknownShape(ValueError):
+    """A `shape:` policy names no published shape."""
+
+
+def shape_name(model: str) -> str | None:
+    """The shape a `training.model` names (`shape:<name>`), or None for a real model; an unknown one is an error."""
+    if not model.startswith(PREFIX):
+        return None
+    name = model.removeprefix(PREFIX)
+    if name not in SHAPES:
+        raise UnknownShape(f"training.model={model!r} names no shape: choose one of {', '.join(sorted(SHAPES))}")
+    return name
+
+
+def shape_of_model(model: str) -> str:
+    """The `shape:` spec of a configured model: itself when it is one, else the published shape of its hub id."""
+    if shape_name(model) is not None:
+        return model
+    for name, source in SOURCES.items():
+        if source.lower() == model.lower():
+            return PREFIX + name
+    raise UnknownShape(
+        f"no published shape is known for {model!r}: name one with training.model=shape:NAME "
+        f"({', '.join(sorted(SHAPES))})"
+    )
 
 
 def build_model(shape: str, tokenizer: Any, device: str, dtype: Any, seed: int = 0) -> Any:
@@ -118,8 +170,17 @@ def build_model(shape: str, tokenizer: Any, device: str, dtype: Any, seed: int =
     return model
 
 
-def bench_tokenizer() -> Any:
+def shape_tokenizer() -> Any:
     """A byte-level BPE trained in a second on the prompts (policy.tiny_tokenizer), with a ChatML template."""
-    from watercolour.policy.loading import tiny_tokenizer
-
     return tiny_tokenizer([], vocab_size=TOKENIZER_VOCAB)
+
+
+def shape_policy(name: str, bf16: bool) -> tuple[Any, Any]:
+    """(model, tokenizer) of a shape, built with random weights on this process's device (its GPU under
+    `accelerate launch`), in bfloat16 when the run trains in it."""
+    import torch
+    from accelerate import PartialState
+
+    tokenizer = shape_tokenizer()
+    model = build_model(name, tokenizer, PartialState().device, torch.bfloat16 if bf16 else torch.float32)
+    return model, tokenizer
