@@ -24,6 +24,7 @@ from rewards.scoring.composite import CompositeReward
 from rewards.scoring.engine_thread import close_engine_thread
 from tasks.fanout import FannedScorer, FanOutSettings, StepState, make_task_runner
 from tasks.observe import StepReporter
+from watercolour.run_records.curves import CurvesFile
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -272,7 +273,9 @@ def test_the_judge_audit_flow_publishes_its_report_as_an_artifact(prefect_server
 @pytest.mark.slow
 def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(prefect_server, hub, scorer, tmp_path):
     """No `space` parameter: the run configuration names the Space, and the flow wakes it, sets its backstop,
-    trains against the loopback scorer and an OpenAI-compatible loopback judge, and pauses it at the end."""
+    trains against the loopback scorer and an OpenAI-compatible loopback judge, and pauses it at the end. Its
+    rollouts are scored as Prefect tasks, and with early scoring on, every one was asked for ahead, during
+    generation."""
     from models import tiny_sketcher
     from servers.openai_compat import openai_compat_server, verdict
 
@@ -290,6 +293,7 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
             "training.gradient_accumulation_steps": 1,
             "training.per_device_batch_size": 2,
             "training.max_completion_length": 8,
+            "training.early_scoring": True,
             "render.browsers": 1,
             "run_dir": str(tmp_path),
         }
@@ -300,6 +304,8 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
     assert state.is_completed(), state.message
     result = state.result()
     assert Path(result["run_dir"]).parent == tmp_path and (Path(result["run_dir"]) / "curves.csv").is_file()
+    (step,) = CurvesFile(Path(result["run_dir"])).read()
+    assert float(step["prefetched"]) == 1.0, "early scoring reached the Prefect route: every rollout asked ahead"
     assert result["services"]["scorer"].startswith("scorer loaded (Space PAUSED")
     assert hub.transitions[0][1:] == ("PAUSED", "BUILDING") and hub.transitions[-1][1:] == ("RUNNING", "PAUSED")
     assert hub.spaces[SPACE].sleep_time == 600 and len(hub.calls_to("/pause")) == 1

@@ -88,6 +88,8 @@ class CompositeReward:
         self.scorer = scorer
         self.on_scored = on_scored
         self.text_of = text_of
+        # The texts handed to `prefetch` since the last call: the call logs the share of its batch scored ahead.
+        self._ahead: set[str] = set()
 
     async def prefetch(self, completion: Any, prompt: Any = None, **kwargs: Any) -> None:
         """Score a finished completion ahead of the batch's call (`watercolour.policy.early_scoring`).
@@ -97,6 +99,7 @@ class CompositeReward:
         call will derive; without a prompt it only gates and renders.
         """
         text = self.text_of(completion)
+        self._ahead.add(text)
         if prompt is None:
             await self.scorer.prefetch(text)
             return
@@ -110,11 +113,15 @@ class CompositeReward:
         seeds = group_seeds(prompts, step, kwargs)
         # The dataset's `subject` column (TRL passes dataset columns as keyword arguments, one value per rollout).
         subjects = kwargs.get("subject")
-        parts = await self.scorer.score([self.text_of(c) for c in completions], seeds, step, subjects)
+        texts = [self.text_of(c) for c in completions]
+        ahead, self._ahead = self._ahead, set()
+        parts = await self.scorer.score(texts, seeds, step, subjects)
         if self.on_scored is not None:
             self.on_scored(prompts, completions, parts, kwargs)
         if "log_metric" in kwargs:
             log_means(kwargs["log_metric"], parts)
+            # Whether early scoring reached this route: the share of the batch its scorer was asked ahead.
+            kwargs["log_metric"]("scoring/prefetched", sum(text in ahead for text in texts) / max(1, len(texts)))
         return [part.reward for part in parts]
 
     async def aclose(self) -> None:

@@ -39,6 +39,8 @@ RUN_SOURCES = {
 }
 TAIL_SOURCES = {
     "dead_letters": "dead_letters",
+    # The share of the step's completions scored ahead, during generation (early scoring).
+    "prefetched": "scoring/prefetched",
     "generate_s": "time/generate_s",
     "score_s": "time/score_s",
     "step_s": "step_time",
