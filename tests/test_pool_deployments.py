@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 from servers.generator import critic_server, writer_server
-from servers.hub import HubLoopback
+from watercolour.rehearsal.hub import HubLoopback
 from test_deployments import ROOT, LocalPrefect, free_port
 
 from ground.reference_pool import BUNDLED_POOL

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 from conftest import HUB_TOKEN
-from servers.hub import HubLoopback
+from watercolour.rehearsal.hub import HubLoopback
 
 from ground.run_config import SpaceSettings
 from watercolour.operations.space_control import (

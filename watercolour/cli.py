@@ -21,6 +21,7 @@ COMMANDS = {
     "demo": "The README's main job on its offline default.",
     "space": "Wake, pause, sleep or inspect the scorer Space on the Hub.",
     "train": "GRPO-train the policy from a preset into a run directory (--resume continues it).",
+    "rehearse": "What a preset's run costs here: its policy's published shape, random weights, stand-in services.",
     "warmstart": "SFT the policy's LoRA on pool and procedural sketches: the adapter GRPO starts from.",
     "evaluate": "Sample, score and compare the base policy and an adapter; writes a side-by-side gallery.",
     "pool": "Build the reference pool by hand: generate, rate, pack, calibrate and refresh candidates.",

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     with contextlib.ExitStack() as services:
         backends: dict[str, Any] = {}
         if args.scoring == "recipe":
-            from bench.gpu.services import judge_service, scorer_service
+            from watercolour.rehearsal.services import judge_service, scorer_service
 
             backends = {
                 "aesthetic": {"backend": "hpsv3", "url": services.enter_context(scorer_service())},
@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> None:
         choices=["stand-in", "real", "recipe"],
         help="stand-in: an instant reward; real: Chromium renders of pool sketches with drawn completion lengths, "
         "early scoring off and on in alternate steps (bench/gpu/scoring.py); recipe: the same, with the preset's "
-        "remote backends (HPSv3 over HTTP, an OpenAI-compatible judge) served on loopback (bench/gpu/services.py) "
+        "remote backends (HPSv3 over HTTP, an OpenAI-compatible judge) served on loopback (watercolour/rehearsal/services.py) "
         "and a checkpoint after every step, timed",
     )
     parser.add_argument("--preset", default="offline", help="the preset whose settings and backends a cell uses")

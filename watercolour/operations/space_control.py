@@ -9,8 +9,9 @@ environment at import and a test can point the real client at 127.0.0.1.
 from __future__ import annotations
 
 import os
+import threading
 import time
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 
@@ -26,7 +27,36 @@ class SpaceUnavailable(RuntimeError):
     """The Space did not come up, or its model did not load, within its budget."""
 
 
-def hub_api(settings: SpaceSettings):
+class SpaceApi:
+    """The Space calls of `huggingface_hub.HfApi` a run makes, which reach the Hub even with `HF_HUB_OFFLINE` set.
+
+    That switch keeps model files from being fetched (the Makefile sets it for everything it runs, the worker of
+    `make prefect-up` included), while a run that names a Space has asked for that Space to be woken and slept: each
+    call lifts it for its own duration, under a lock, and puts it back.
+    """
+
+    _lock = threading.Lock()
+
+    def __init__(self, api: Any) -> None:
+        self.api = api
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.api, name)
+
+        def reaching_the_hub(*args: Any, **kwargs: Any) -> Any:
+            from huggingface_hub import constants
+
+            with self._lock:
+                offline, constants.HF_HUB_OFFLINE = constants.HF_HUB_OFFLINE, False
+                try:
+                    return method(*args, **kwargs)
+                finally:
+                    constants.HF_HUB_OFFLINE = offline
+
+        return reaching_the_hub
+
+
+def hub_api(settings: SpaceSettings) -> SpaceApi:
     from huggingface_hub import HfApi
 
     token = os.environ.get(settings.token_env)
@@ -34,7 +64,7 @@ def hub_api(settings: SpaceSettings):
         raise SpaceUnavailable(
             f"${settings.token_env} is not set: Space control needs the Space owner's token in that variable"
         )
-    return HfApi(endpoint=settings.endpoint, token=token)
+    return SpaceApi(HfApi(endpoint=settings.endpoint, token=token))
 
 
 def wake_space(settings: SpaceSettings) -> str:

@@ -1,15 +1,16 @@
-"""A loopback Hugging Face Hub: the Space runtime, repository and upload endpoints that `huggingface_hub.HfApi` calls.
+"""A stand-in Hugging Face Hub on 127.0.0.1: the Space runtime, repository and upload endpoints `huggingface_hub.HfApi`
+calls, for a rehearsal's Space (`watercolour rehearse`) and the tests.
 
-It runs on 127.0.0.1 on a free port, in a thread of the test process, so the real client code (its URL
-building, headers, response parsing, `wait_for_space` polling) runs against it; a subprocess reaches it through
-`HF_ENDPOINT` and `HF_TOKEN`. It records every call, every repository created (with its type and Space SDK) and
-every Space stage transition so tests can assert on what the client did, not on what we hoped it did. The token's
-owner is `user` (`whoami`); an `/api/` call without the token is answered 401, as the Hub answers a bad token.
+It runs on a free port, in a thread, so the real client code (its URL building, headers, response parsing,
+`wait_for_space` polling) runs against it; another process reaches it through `space.endpoint` (or `HF_ENDPOINT`) and
+the token. It records every call, every repository created (with its type and Space SDK) and every Space stage
+transition, so a rehearsal can say what the run did to its Space and a test can assert on it. The token's owner is
+`user` (`whoami`); an `/api/` call without the token is answered 401, as the Hub answers a bad token.
 
-Stages advance on reads, not on wall time, so tests are deterministic: after a restart each
-`GET .../runtime` moves the Space one stage along BUILDING → APP_STARTING → RUNNING. A Space also serves
-its app's `/health` at `/apps/{owner}/{name}/health`; like the real scorer it answers `loaded: false` for a
-few polls after RUNNING, because a running container is not a loaded model.
+Stages advance on reads, not on wall time, so runs are deterministic: after a restart each `GET .../runtime` moves
+the Space one stage along BUILDING -> APP_STARTING -> RUNNING. A Space also serves its app's `/health` at
+`/apps/{owner}/{name}/health`; like the real scorer it answers `loaded: false` for a few polls after RUNNING, because a
+running container is not a loaded model.
 """
 
 from __future__ import annotations

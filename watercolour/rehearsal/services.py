@@ -1,14 +1,16 @@
-"""Loopback stand-ins for the recipe's two remote services, so a benchmark step scores over real HTTP.
+"""Stand-ins for the recipe's remote services on 127.0.0.1, so a rehearsal (and the GPU benchmark) scores over real
+HTTP with no weights and no network.
 
-- The aesthetic scorer is the project's own scorer Space app (`scorer_space/app.py`) under uvicorn in a process
-  of its own, with its stand-in model (image statistics on HPSv3's scale): the client, the wire format, the
-  batching and the service's file handling are the real ones; only HPSv3's forward pass is missing.
+- The aesthetic scorer is the project's own scorer Space app (`scorer_space/app.py`) under uvicorn in a process of
+  its own, with its stand-in model (image statistics on HPSv3's scale): the client, the wire format, the batching
+  and the service's file handling are the real ones; only HPSv3's forward pass is missing.
 - The judge is an OpenAI-compatible `/chat/completions` endpoint that prefers the painting with more paint on the
   sheet, answering in the strict JSON verdict the judge asks for.
+- The Hub's Space endpoints are `watercolour.rehearsal.hub.HubLoopback`, with the rehearsal's Space on it.
 
-Both answer in milliseconds, where the real ones take seconds (HPSv3 is a 7B VLM, the recipe's judge a 30B-A3B
-VLM behind a router): the benchmark measures what the trainer spends around them, and docs/gpu.md says how
-their own latency enters a step.
+The scorer and the judge answer in milliseconds, where the real ones take seconds (HPSv3 is a 7B VLM, the recipe's
+judge a 30B-A3B VLM behind a router): a rehearsal measures what the trainer spends around them, and docs/gpu.md says
+how their own latency enters a step.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -117,3 +120,55 @@ def judge_service() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+# The rehearsal's Space on the stand-in Hub, and the token its owner holds (not a secret: the Hub is a stand-in).
+SPACE_REPO = "rehearsal/hpsv3-scorer"
+TOKEN_ENV = "WATERCOLOUR_REHEARSAL_TOKEN"
+TOKEN = "rehearsal"
+
+
+@dataclass
+class StandIns:
+    """The stand-ins a rehearsal started: the configuration overrides that point a run at them, and the Hub."""
+
+    overrides: dict[str, Any] = field(default_factory=dict)
+    hub: Any = None
+
+    def describe(self) -> list[str]:
+        """One line per stand-in, for the rehearsal's report."""
+        lines = []
+        if "aesthetic.url" in self.overrides:
+            lines.append(
+                f"aesthetic: the scorer Space's app with its stand-in model at {self.overrides['aesthetic.url']}"
+            )
+            lines.append(f"Space: {SPACE_REPO} on a stand-in Hub at {self.overrides['space.endpoint']}")
+        if "judge.base_url" in self.overrides:
+            lines.append(f"judge: an OpenAI-compatible stand-in at {self.overrides['judge.base_url']}")
+        return lines or ["no remote services: this configuration scores offline"]
+
+
+@contextmanager
+def stand_ins(config: Any) -> Iterator[StandIns]:
+    """Stand-ins for every remote service `config` (a RunConfig) would call, started for the block: the scorer and
+    its Space (asleep, as a Space is between runs) on a stand-in Hub, and the judge. Sets the Space owner's token
+    variable in this process (`TOKEN_ENV`); a Prefect worker needs it exported too."""
+    started = StandIns()
+    with ExitStack() as stack:
+        if config.weights.aesthetic > 0 and config.aesthetic.backend != "offline":
+            from watercolour.rehearsal.hub import HubLoopback
+
+            hub = stack.enter_context(HubLoopback(token=TOKEN, user="rehearsal"))
+            hub.add_space(SPACE_REPO, stage="PAUSED", load_polls=0)
+            os.environ[TOKEN_ENV] = TOKEN
+            started.hub = hub
+            started.overrides |= {
+                "aesthetic.url": stack.enter_context(scorer_service()),
+                "space.repo_id": SPACE_REPO,
+                "space.endpoint": hub.endpoint,
+                "space.token_env": TOKEN_ENV,
+                "space.poll_s": 0.2,
+            }
+        if config.weights.judge > 0 and config.judge.backend != "offline":
+            started.overrides |= {"judge.base_url": stack.enter_context(judge_service()), "judge.model": "stand-in"}
+        yield started
