@@ -28,6 +28,7 @@ HUB_TOKEN = "hf_secret_never_logged"
 def hub(monkeypatch):
     """A loopback Hugging Face Hub (Space runtime, restart, pause, sleep time, uploads) on 127.0.0.1."""
     import huggingface_hub.constants
+
     from watercolour.rehearsal.hub import HubLoopback
 
     # The session runs with the Hub offline for model loading; Space control is the one place that must reach a

@@ -23,10 +23,10 @@ from pathlib import Path
 import httpx
 import pytest
 from servers.generator import critic_server, writer_server
-from watercolour.rehearsal.hub import HubLoopback
 from test_deployments import ROOT, LocalPrefect, free_port
 
 from ground.reference_pool import BUNDLED_POOL
+from watercolour.rehearsal.hub import HubLoopback
 
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]

@@ -6,7 +6,6 @@ import logging
 
 import pytest
 from conftest import HUB_TOKEN
-from watercolour.rehearsal.hub import HubLoopback
 
 from ground.run_config import SpaceSettings
 from watercolour.operations.space_control import (
@@ -16,6 +15,7 @@ from watercolour.operations.space_control import (
     wait_until_loaded,
     wake_space,
 )
+from watercolour.rehearsal.hub import HubLoopback
 
 
 SPACE = "painter/watercolour-hpsv3"
