@@ -34,7 +34,7 @@ from prefect.states import Failed, State
 
 from deployments.presets import load_config, preset_names
 from ground.files import write_atomic
-from ground.run_config import RunConfig
+from ground.run_config import RunConfig, SpaceSettings
 from tasks.fanout import FanOutSettings
 from tasks.health import check_services
 from tasks.observe import artifact_key, flow_run_artifacts, forget_replayed
@@ -96,13 +96,18 @@ def pool_card(pool: dict[str, Any], pool_dir: Path | None) -> str:
     )
 
 
+def space_of(parameters: dict[str, Any]) -> SpaceSettings | None:
+    """The Space a train flow run's parameters name (its preset and overrides); None when they name none, or when
+    the configuration does not load (such a run failed on it and never reached a Space)."""
+    try:
+        return load_config(str(parameters.get("preset", "smoke")), parameters.get("overrides") or {}).space
+    except ValueError:
+        return None
+
+
 def sleep_scorer_space(flow, flow_run, state) -> None:
     """State hook: the same idempotent sleep as the flow's `finally`, for when the flow body never got there."""
-    parameters = flow_run.parameters
-    try:
-        space = load_config(str(parameters.get("preset", "smoke")), parameters.get("overrides") or {}).space
-    except ValueError:  # the run failed on its own configuration: it never reached a Space
-        return
+    space = space_of(flow_run.parameters)
     if space is None:
         return
     logger = flow_run_logger(flow_run, flow)

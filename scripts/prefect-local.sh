@@ -10,7 +10,9 @@
 #                                    a flow run's log (id or name), each line with the task that wrote it
 #
 # Settings (environment): PREFECT_LOCAL_PORT (4200), PREFECT_HOME (.prefect/ in the repo, gitignored),
-# WATERCOLOUR_JUDGE_LIMIT (4: judge-bound rollouts in flight across all runs).
+# WATERCOLOUR_JUDGE_LIMIT (4: judge-bound rollouts in flight across all runs), WATERCOLOUR_CRASH_AFTER_S (300: a
+# training run with no heartbeat this long is marked Crashed, deployments/automations.py), PREFECT_BIN and
+# PYTHON_BIN (the prefect command and the Python to use, default this checkout's .venv).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -22,6 +24,7 @@ export PREFECT_API_URL="http://127.0.0.1:$PORT/api"
 export PREFECT_SERVER_ANALYTICS_ENABLED=false
 BIN="$ROOT/.venv/bin"
 PREFECT="${PREFECT_BIN:-$BIN/prefect}"
+PY="${PYTHON_BIN:-$BIN/python}"
 POOL=local-process
 mkdir -p "$PREFECT_HOME"
 
@@ -101,6 +104,7 @@ up() {
   # worker itself, so the advice is dropped and the deployments are listed once.
   "$PREFECT" deploy --all --no-prompt >"$PREFECT_HOME/deploy.log" 2>&1 || { cat "$PREFECT_HOME/deploy.log"; exit 1; }
   echo "deployed: $(grep -oE "Deployment '[^']+'" "$PREFECT_HOME/deploy.log" | cut -d"'" -f2 | sort -u | paste -sd' ')"
+  "$PY" -m deployments.automations --crash-after-s "${WATERCOLOUR_CRASH_AFTER_S:-300}"
 
   if running "$PREFECT_HOME/worker.pid"; then
     local changed
@@ -139,6 +143,6 @@ case "${1:-up}" in
   up) up ;;
   down) down ;;
   env) env_exports ;;
-  logs) shift; "$BIN/python" -m tasks.run_log "$@" ;;
+  logs) shift; "$PY" -m tasks.run_log "$@" ;;
   *) echo "usage: $0 [up|down|env|logs RUN]" >&2; exit 2 ;;
 esac
