@@ -13,10 +13,11 @@ and the Space's own idle timeout, set at run start, for the cases where no Pytho
 Prefect skips on_crashed on process pools). The hooks are on `train_with_space`, the same flow that the remote
 presets' deployments run; the offline ones run `train`, which has none, so their logs name no Space hook.
 
-Resume: retry a failed run (`prefect flow-run retry <id>` or the UI's Retry). Task results are persisted under
-the DEFAULT cache policy (inputs + task source + run id), so health checks and the pool come back Cached and
-`grpo_train` trains on from the latest checkpoint, which its input names. What the earlier attempt published of the
-steps the retry trains again is deleted first (`forget_replayed`). A failed training ends the run Failed with one
+Resume: retry a failed or crashed run (`prefect flow-run retry <id>` or the UI's Retry). Task results are persisted
+under the DEFAULT cache policy (inputs + task source + run id), so the pool comes back Cached and `grpo_train` trains
+on from the latest checkpoint, which its input names; the health checks and the Space's wake run again, since the
+Space may have been put to sleep when the first attempt crashed. What the earlier attempt published of the
+steps the retry trains again is replaced (`forget_replayed`). A failed training ends the run Failed with one
 line naming the latest checkpoint and the Retry; the traceback is in the run directory's failure.log.
 """
 
@@ -44,7 +45,7 @@ from tasks.space import put_space_to_sleep, set_space_backstop
 from tasks.training import grpo_train, warm_start_policy
 from watercolour.operations.publish import PublishSettings
 from watercolour.operations.space_control import sleep_space
-from watercolour.run_records.run_dir import checkpoint_step, latest_checkpoint
+from watercolour.run_records.run_dir import latest_checkpoint
 
 
 # The presets as a choice in the UI's run form (a str Enum renders as a select).
@@ -146,7 +147,7 @@ def train(
     logger.info(claim_run_dir(directory, continue_run))
     checkpoint = latest_checkpoint(directory)
     start = checkpoint.name if checkpoint is not None else None
-    if replaced := forget_replayed(runtime.flow_run.id, checkpoint_step(checkpoint) if checkpoint is not None else 0):
+    if replaced := forget_replayed(runtime.flow_run.id):
         logger.info(f"replacing {replaced} artifacts of this flow run's earlier attempt: it trains on from {start}")
     keys = flow_run_artifacts(config.name)
     space = config.space

@@ -1,27 +1,29 @@
 """Prefect tasks that check the remote services a run will call (`watercolour.operations.service_health`), with
-retries."""
+retries. Never cached: a retried run's Space may have been put to sleep since its first attempt (its crash puts it
+to sleep), so every attempt wakes it and checks again."""
 
 from __future__ import annotations
 
 import asyncio
 
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from ground.run_config import RunConfig, SpaceSettings
 from watercolour.operations.service_health import ping_judge, probe_environment, services_to_check, wait_for_scorer
 
 
-@task(retries=2, retry_delay_seconds=[5, 20])
+@task(retries=2, retry_delay_seconds=[5, 20], cache_policy=NO_CACHE)
 def check_judge(config: RunConfig) -> str:
     return asyncio.run(ping_judge(config.judge))
 
 
-@task(retries=1, retry_delay_seconds=[10])
+@task(retries=1, retry_delay_seconds=[10], cache_policy=NO_CACHE)
 def check_scorer(config: RunConfig, space: SpaceSettings | None) -> str:
     return wait_for_scorer(config, space)
 
 
-@task(retries=2, retry_delay_seconds=[5, 20])
+@task(retries=2, retry_delay_seconds=[5, 20], cache_policy=NO_CACHE)
 def check_environment(config: RunConfig) -> str:
     assert config.openenv is not None
     return probe_environment(config.openenv)

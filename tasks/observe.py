@@ -1,21 +1,31 @@
-"""What a person watching the Prefect UI sees of a training run: progress, each step's rewards, its best painting.
+"""What a person watching the Prefect UI sees of a training run: its progress, every step in order, the latest step.
 
-`StepReporter` is an `on_scored` hook (the composite reward's and the fanned reward's), chained in front of the
-rollout store's: after each step's batch it updates the run's progress artifact, publishes a table of every
-rollout's reward and parts, a markdown card with the step's best rollout and all its paintings on a contact sheet
-embedded in the artifact (the UI cannot open files on the training machine), and a table of that step's dead
-letters when there are any. Each step also logs one summary line in the flow's logs (`tasks.training`).
+`StepReporter` is the reward adapter's `on_scored` hook, chained in front of the rollout store's. After each step's
+batch it updates, in place, one artifact of each kind:
+
+- `progress`: the share of steps done, with the time left at the pace of the measured steps
+  (`watercolour.rehearsal.projection.eta_s`);
+- `steps`: a table of every step so far, in order (reward, best, gate, on subject, dead letters), read from the
+  rollout store, which a resume truncates, so a replayed step is listed once;
+- `step-rewards`: the latest step's rollouts, each reward and its parts, with what each column means;
+- `best-painting`: the latest step's best rollout and all its paintings on a contact sheet embedded in the artifact
+  (the UI cannot open files on the training machine);
+- `dead-letters`: the latest step that had any, each with its cause.
+
+In place, because Prefect lists a flow run's artifacts in the order of their random ids: one artifact a step read as
+a shuffled deck. Each step also logs one summary line in the flow's logs (`tasks.training`).
 
 Artifact keys are per flow run (`<run name>-<flow-run name>-<what>`), so two runs of a deployment publish under two
-sets of keys and each run's history reads as the versions of a few keys. A retry keeps its flow run, and a resume
-from checkpoint-N trains the steps after N again: `forget_replayed` deletes what the earlier attempt published of
-those steps (and the run's progress and pool card, published again), so each step is listed once per flow run.
+sets of keys. A retry keeps its flow run and publishes all of them again: `forget_replayed` deletes what the
+earlier attempt published first.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from statistics import fmean
 from typing import Any
 from uuid import UUID
 
@@ -29,12 +39,8 @@ from prefect.artifacts import (
 
 from ground.records import DeadLetter, RewardParts, rollout_step
 from rewards.scoring.composite import OnScored
-from rewards.scoring.terms import term_names
+from rewards.scoring.terms import TERMS, term_names
 from watercolour.run_records.contact_sheet import contact_sheet, data_url
-
-
-# A step's artifacts say their step first; `forget_replayed` reads it back. Prefect artifacts carry no metadata.
-STEP_DESCRIPTION = re.compile(r"Step (\d+):")
 
 
 def artifact_key(run_name: str, what: str) -> str:
@@ -47,10 +53,8 @@ def flow_run_artifacts(run_name: str) -> str:
     return f"{run_name}-{runtime.flow_run.name}"
 
 
-def forget_replayed(flow_run_id: UUID, kept_steps: int) -> int:
-    """Delete this flow run's artifacts that its resumed attempt publishes again: every step's after `kept_steps`
-    (a resume from checkpoint-N trains them again) and those of no step (progress, the pool card); return how many.
-    """
+def forget_replayed(flow_run_id: UUID) -> int:
+    """Delete this flow run's keyed artifacts, which its retried attempt publishes again; return how many."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
@@ -61,10 +65,7 @@ def forget_replayed(flow_run_id: UUID, kept_steps: int) -> int:
         # Read every page before deleting: a delete shifts the offsets of the pages after it.
         page_size, offset = 200, 0
         while page := client.read_artifacts(artifact_filter=ours, limit=page_size, offset=offset):
-            for artifact in page:
-                step = STEP_DESCRIPTION.match(artifact.description or "")
-                if step is None or int(step[1]) > kept_steps:
-                    replayed.append(artifact.id)
+            replayed += [artifact.id for artifact in page]
             offset += page_size
         for artifact_id in replayed:
             client.delete_artifact(artifact_id)
@@ -87,6 +88,15 @@ def reward_rows(parts: list[RewardParts]) -> list[dict[str, Any]]:
     ]
 
 
+def columns_explained(parts: list[RewardParts]) -> str:
+    """What the step table's columns mean: the reward as the weighted sum, and what each term measures."""
+    weights = next((part.weights for part in parts if part.weights), {})
+    terms = [TERMS[name] for name in term_names()]
+    summed = " + ".join(f"{weights.get(term.name, 0.0):g} x {term.name}" for term in terms)
+    measured = "; ".join(f"`{term.name}`: {term.measures}" for term in terms)
+    return f"`reward` = {summed} (0 when the gate refuses, empty for a dead letter). Each term's column: {measured}."
+
+
 def dead_letter_rows(letters: list[DeadLetter]) -> list[dict[str, Any]]:
     return [
         {"stage": letter.stage, "cause": letter.cause[:300], "sketch": letter.sketch_hash, "attempts": letter.attempts}
@@ -94,8 +104,30 @@ def dead_letter_rows(letters: list[DeadLetter]) -> list[dict[str, Any]]:
     ]
 
 
+class Pinned:
+    """One artifact of a run, published once and then updated in place."""
+
+    def __init__(self, key: str, kind: str) -> None:
+        self.key, self.kind = key, kind
+        self.id: UUID | None = None
+
+    def publish(self, data: Any, description: str) -> None:
+        if self.id is None:
+            create = create_table_artifact if self.kind == "table" else create_markdown_artifact
+            made = create(data, key=self.key, description=description)
+            assert isinstance(made, UUID), "created from sync code, so not a coroutine"
+            self.id = made
+            return
+        from prefect.client.orchestration import get_client
+        from prefect.client.schemas.actions import ArtifactUpdate
+
+        stored = json.dumps(data) if self.kind == "table" else data  # as the create functions store them
+        with get_client(sync_client=True) as client:
+            client.update_artifact(self.id, ArtifactUpdate(data=stored, description=description))
+
+
 class StepReporter:
-    """Publishes one step's artifacts, then hands the batch on to `then` (the rollout store)."""
+    """Publishes a step's artifacts (in place: one of each kind per run), then hands the batch on to `then`."""
 
     def __init__(self, run_name: str, run_dir: Path, total_steps: int, then: OnScored | None = None) -> None:
         self.run_name, self.run_dir, self.total_steps, self.then = run_name, Path(run_dir), total_steps, then
@@ -104,6 +136,11 @@ class StepReporter:
         )
         assert isinstance(progress_id, UUID), "created from sync code, so not a coroutine"
         self.progress_id = progress_id
+        self.steps, self.rewards, self.card, self.letters = (
+            Pinned(artifact_key(run_name, what), kind)
+            for what, kind in (("steps", "markdown"), ("step-rewards", "table"), ("best-painting", "markdown"),
+                               ("dead-letters", "table"))
+        )  # fmt: skip
 
     def __call__(self, prompts: list[Any], completions: list[Any], parts: list[RewardParts], kwargs: dict) -> None:
         step = rollout_step(kwargs.get("trainer_state")) or 1
@@ -112,22 +149,55 @@ class StepReporter:
         self.report(step, parts)
 
     def report(self, step: int, parts: list[RewardParts]) -> None:
-        create_table_artifact(
-            reward_rows(parts), key=artifact_key(self.run_name, "step-rewards"), description=f"Step {step}: rewards"
-        )
+        self.rewards.publish(reward_rows(parts), f"Step {step}: rewards. {columns_explained(parts)}")
         letters = [part.dead_letter for part in parts if part.dead_letter is not None]
         if letters:
-            create_table_artifact(
-                dead_letter_rows(letters),
-                key=artifact_key(self.run_name, "dead-letters"),
-                description=f"Step {step}: rollouts whose reward is None after their retries",
+            self.letters.publish(
+                dead_letter_rows(letters), f"Step {step}: rollouts whose reward is None after their retries"
             )
-        create_markdown_artifact(
-            self.best_painting(step, parts),
-            key=artifact_key(self.run_name, "best-painting"),
-            description=f"Step {step}: the best rollout and the step's paintings",
-        )
-        update_progress_artifact(self.progress_id, min(100.0, 100.0 * step / self.total_steps))
+        self.card.publish(self.best_painting(step, parts), f"Step {step}: the best rollout and the step's paintings")
+        self.steps.publish(self.steps_table(step, parts), f"Steps 1 to {step} of {self.total_steps}, in order")
+        update_progress_artifact(self.progress_id, min(100.0, 100.0 * step / self.total_steps), self.time_left(step))
+
+    def steps_table(self, step: int, parts: list[RewardParts]) -> str:
+        """Every step so far, one row each, from the rollout store (this step's too, when the store has it)."""
+        from watercolour.run_records.rollout_store import RolloutStore
+
+        by_step: dict[int, list[dict[str, Any]]] = {}
+        for row in RolloutStore(self.run_dir, num_generations=1).rows():
+            by_step.setdefault(row["step"], []).append(row)
+        if step not in by_step:  # not stored here (another process records it): the step's own parts
+            by_step[step] = [{"reward": p.reward, "passed": p.passed, "on_subject": None} for p in parts]
+        lines = [
+            "| step | reward mean | best | gate | on subject | dead letters |",
+            "|---|---|---|---|---|---|",
+        ]
+        for number, rows in sorted(by_step.items()):
+            rewards = [row["reward"] for row in rows if row["reward"] is not None]
+            subjects = [row["on_subject"] for row in rows if row.get("on_subject") is not None]
+            lines.append(
+                f"| {number} | {fmean(rewards) if rewards else float('nan'):.3f} | {max(rewards, default=0.0):.3f} | "
+                f"{sum(bool(row['passed']) for row in rows)}/{len(rows)} | "
+                f"{f'{sum(subjects)}/{len(subjects)}' if subjects else '-'} | "
+                f"{sum(row['reward'] is None for row in rows)} |"
+            )
+        return "\n".join(lines)
+
+    def time_left(self, step: int) -> str:
+        """The progress card's line: the step, and the time left at the pace of the measured steps."""
+        from watercolour.rehearsal.projection import eta_s, from_curves
+        from watercolour.run_records.curves import CurvesFile
+
+        line = f"Step {step} of {self.total_steps} of run {self.run_name}"
+        config = self.run_dir / "config.yaml"
+        if not config.is_file():
+            return line
+        from ground.run_config import RunConfig
+
+        training = RunConfig.load(config).training
+        steps = from_curves(CurvesFile(self.run_dir).read(), training.num_generations, training.max_completion_length)
+        left = eta_s(steps, self.total_steps, training.save_steps)
+        return line if left is None else f"{line}; about {left / 3600:.1f} h left at the measured pace"
 
     def best_painting(self, step: int, parts: list[RewardParts]) -> str:
         """The step's card: the best rollout, and every painting of the step on one embedded contact sheet."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from ground.run_config import SpaceSettings
 from watercolour.operations.space_control import (
@@ -32,7 +33,7 @@ def wake_scorer_space(settings: SpaceSettings, health_url: str) -> dict:
     return {"space": settings.repo_id, "found": found, "loaded_after_s": round(loaded_after_s, 1)}
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=retry_if_transient)
+@task(retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=retry_if_transient, cache_policy=NO_CACHE)
 def set_space_backstop(settings: SpaceSettings) -> int | None:
     return set_sleep_backstop(settings)
 

@@ -16,6 +16,7 @@ raises; raised `from None`, that is a few frames of this task instead of the tra
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +43,7 @@ class TrainingFailed(RuntimeError):
 
 
 FAILURE_LOG = "failure.log"
+CONSOLE_LOG = "console.log"
 
 
 class FailAtStep:
@@ -71,8 +73,9 @@ def warm_start_policy(config: RunConfig, run_dir: Path) -> RunConfig:
     from watercolour.training.warm_start_cache import cached_warm_start, describe_warm_start
     from watercolour.training.warmstart import starting_from
 
-    adapter, report, reused = cached_warm_start(config)
-    get_run_logger().info(describe_warm_start(adapter, report, reused))
+    logger = get_run_logger()
+    adapter, report, reused = cached_warm_start(config, echo=logger.info)
+    logger.info(describe_warm_start(adapter, report, reused))
     return starting_from(config, adapter)
 
 
@@ -107,11 +110,13 @@ def grpo_train(
             return FannedScorer(config, run_dir, runner=runner, retries=fan_out_settings.retries)
 
         try:
-            # echo: each step's summary line (the curves' numbers) goes to the flow's logs.
-            # A repaint run's environments score its episodes; the same step artifacts follow each recorded step.
-            written = training.train(
-                config, resume=checkpoint is not None, echo=logger.info, fan_out=fan_out, step_hook=step_hook
-            )
+            # echo: each step's summary line (the curves' numbers) goes to the flow's logs. What the libraries under
+            # the trainer print (trackio's banner with its terminal colours) goes to the run's console.log instead of
+            # the worker's log. A repaint run's environments score its episodes; the same step artifacts follow.
+            with (run_dir / CONSOLE_LOG).open("a") as console, contextlib.redirect_stdout(console):
+                written = training.train(
+                    config, resume=checkpoint is not None, echo=logger.info, fan_out=fan_out, step_hook=step_hook
+                )
         except Exception as error:
             raise TrainingFailed(failure(run_dir, error)) from None
         finally:

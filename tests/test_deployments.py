@@ -200,7 +200,7 @@ def test_two_runs_of_a_deployment_train_in_two_directories_and_log_every_step(lo
     runs = {flow_run: local_prefect.get(f"/flow_runs/{flow_run}")["name"] for flow_run in (first, second)}
     keys = {flow_run: {artifact["key"] for artifact in run_artifacts(local_prefect, flow_run)} for flow_run in runs}
     for flow_run, name in runs.items():
-        whats = {"progress", "pool", "step-rewards", "best-painting"}
+        whats = {"progress", "pool", "steps", "step-rewards", "best-painting"}
         assert keys[flow_run] == {artifact_key(f"smoke-{name}", what) for what in whats}
     assert not keys[first] & keys[second]
     (card,) = run_artifacts(local_prefect, second, "best-painting")[-1:]
@@ -290,9 +290,11 @@ def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_pref
     )
     rows = RolloutStore(run_dir, 2).rows()
     assert sorted((row["step"], row["index"]) for row in rows) == [(1, 0), (1, 1), (2, 0), (2, 1)]
-    # The retry replaced what it replayed: step 2 and the run's progress and pool card, listed once each.
-    for what in ("step-rewards", "best-painting"):
-        steps = [artifact["description"].split(":")[0] for artifact in run_artifacts(local_prefect, flow_run, what)]
-        assert steps == ["Step 1", "Step 2"], what
-    assert len(run_artifacts(local_prefect, flow_run, "progress")) == 1
-    assert len(run_artifacts(local_prefect, flow_run, "pool")) == 1
+    # The retry replaced what the first attempt published: one artifact of each kind, the latest step's, and the
+    # steps in order, each once (step 2 was replayed).
+    for what in ("step-rewards", "best-painting", "progress", "pool", "steps"):
+        assert len(run_artifacts(local_prefect, flow_run, what)) == 1, what
+    (latest,) = run_artifacts(local_prefect, flow_run, "best-painting")
+    assert latest["description"].startswith("Step 2:")
+    (steps,) = run_artifacts(local_prefect, flow_run, "steps")
+    assert [line.split(" |")[0] for line in steps["data"].splitlines()[2:]] == ["| 1", "| 2"], steps["data"]

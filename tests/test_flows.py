@@ -128,10 +128,15 @@ def test_a_dead_scorer_turns_rollouts_into_dead_letters_and_the_step_goes_on(
     assert second[:2] == first[:2] and second[2] is None
     letters = (tmp_path / "dead_letters.jsonl").read_text().splitlines()
     assert len(letters) == 1 and '"stage":"aesthetic"' in letters[0]
-    assert artifacts("hps-only-dead-letters") and len(artifacts("hps-only-step-rewards")) == 2
+    # One artifact of each kind, updated in place, so the UI lists them in no random order: the latest step's.
+    (rewards,) = artifacts("hps-only-step-rewards")
+    assert rewards.description.startswith("Step 2: rewards.") and "`length`: the length ramp" in rewards.description
+    assert artifacts("hps-only-dead-letters")[0].description.startswith("Step 2:")
     # The step's card carries its paintings inside itself: the UI cannot open files on the training machine.
-    cards = [artifact.data for artifact in artifacts("hps-only-best-painting")]
-    assert len(cards) == 2 and all("](data:image/png;base64," in card and "file://" not in card for card in cards)
+    (card,) = [artifact.data for artifact in artifacts("hps-only-best-painting")]
+    assert card.startswith("# Step 2 of 2") and "](data:image/png;base64," in card and "file://" not in card
+    (steps,) = artifacts("hps-only-steps")
+    assert [line.split(" |")[0] for line in steps.data.splitlines()[2:]] == ["| 1", "| 2"], steps.data
 
 
 @pytest.mark.browser

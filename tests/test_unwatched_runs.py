@@ -9,6 +9,7 @@ rehearsal's stand-ins: the scorer Space's app, and its Space on a stand-in Hub, 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -56,7 +57,6 @@ def prefect(tmp_path_factory, services):
 def start_run(prefect: LocalPrefect, services, run_dir: Path) -> str:
     overrides = {
         **services.overrides,
-        "run_dir": str(run_dir),
         "training.model": str(tiny_sketcher()),
         "training.steps": STEPS,
         "training.save_steps": 1,
@@ -68,13 +68,14 @@ def start_run(prefect: LocalPrefect, services, run_dir: Path) -> str:
     }
     heartbeat = f'env={{"PREFECT_FLOWS_HEARTBEAT_FREQUENCY": "{HEARTBEAT_S}"}}'
     output = prefect.prefect(
-        "deployment", "run", "train/hps-only", "-p", f"overrides={json.dumps(overrides)}", "--job-variable", heartbeat
-    )
+        "deployment", "run", "train/hps-only", "-p", f"overrides={json.dumps(overrides)}",
+        "-p", f"run_dir={json.dumps(str(run_dir))}", "--job-variable", heartbeat,
+    )  # fmt: skip
     return output.split("UUID:")[1].split()[0]
 
 
-def flow_process(flow_run_id: str) -> int:
-    """The pid of the process running `flow_run_id` (the worker starts it with PREFECT__FLOW_RUN_ID set)."""
+def flow_process(flow_run_id: str) -> int | None:
+    """The pid of the process running `flow_run_id` (the worker starts it with PREFECT__FLOW_RUN_ID set), or None."""
     mark = f"PREFECT__FLOW_RUN_ID={flow_run_id}".encode()
     for entry in Path("/proc").iterdir():
         try:
@@ -82,7 +83,7 @@ def flow_process(flow_run_id: str) -> int:
                 return int(entry.name)
         except OSError:
             continue
-    raise AssertionError(f"no process runs flow run {flow_run_id}")
+    return None
 
 
 def wait_for(condition, timeout_s: float, what: str):
@@ -94,9 +95,14 @@ def wait_for(condition, timeout_s: float, what: str):
     raise AssertionError(f"{what} after {timeout_s} s")
 
 
-def step_running(run_dir: Path, step: int) -> bool:
-    """Checkpoint `step - 1` is saved and the rollouts of `step` are not: the run is in the middle of `step`."""
-    return (run_dir / "checkpoints" / f"checkpoint-{step - 1}").is_dir()
+def in_step(run_dir: Path, step: int, timeout_s: float = 600) -> None:
+    """Return once `step`'s rollouts are stored, before its update and checkpoint: the middle of the step (a tiny
+    step's update takes a tenth of a second, so the wait polls every 5 ms)."""
+    shard = run_dir / "rollouts" / f"step-{step:05d}.parquet"
+    deadline = time.monotonic() + timeout_s
+    while not shard.exists():
+        assert time.monotonic() < deadline, f"the run never stored step {step}'s rollouts"
+        time.sleep(0.005)
 
 
 def state(prefect: LocalPrefect, flow_run_id: str) -> dict:
@@ -108,13 +114,16 @@ def space_sleep_runs(prefect: LocalPrefect, flow_run_id: str) -> list[dict]:
     return [run for run in runs if run["parameters"].get("crashed_run") == f"prefect.flow-run.{flow_run_id}"]
 
 
+@pytest.mark.timeout(1200)
 def test_a_sigkilled_run_ends_crashed_its_space_sleeps_and_its_retry_resumes(prefect, services, tmp_path) -> None:
     hub = services.hub
     run_dir = tmp_path / "run"
     flow_run = start_run(prefect, services, run_dir)
-    wait_for(lambda: step_running(run_dir, 3), 600, "the run never reached step 3")
+    running = wait_for(lambda: flow_process(flow_run), 300, "the flow run never started")
+    in_step(run_dir, 3)
+    os.kill(running, signal.SIGKILL)
     assert hub.spaces[SPACE_REPO].stage == "RUNNING"
-    os.kill(flow_process(flow_run), signal.SIGKILL)
+    assert not (run_dir / "checkpoints" / "checkpoint-3").exists(), "killed after step 3, not in it"
 
     crashed = wait_for(lambda: state(prefect, flow_run)["type"] == "CRASHED", 60, "the run was not reported Crashed")
     assert crashed
@@ -138,15 +147,17 @@ def test_a_sigkilled_run_ends_crashed_its_space_sleeps_and_its_retry_resumes(pre
     assert len(woken) == 2, hub.transitions
 
 
+@pytest.mark.timeout(1200)
 def test_a_run_whose_worker_is_lost_is_marked_crashed_by_its_missing_heartbeat(prefect, services, tmp_path) -> None:
     hub = services.hub
     run_dir = tmp_path / "run"
     flow_run = start_run(prefect, services, run_dir)
-    wait_for(lambda: step_running(run_dir, 2), 600, "the run never reached step 2")
-    worker = int((Path(prefect.env["PREFECT_HOME"]) / "worker.pid").read_text())
-    running = flow_process(flow_run)
-    os.killpg(worker, signal.SIGKILL)  # the worker's session
-    os.kill(running, signal.SIGKILL)  # and the flow, wherever it lives: the machine is gone
+    running = wait_for(lambda: flow_process(flow_run), 300, "the flow run never started")
+    in_step(run_dir, 2)
+    # The worker first, so it cannot report the flow's death; then the flow, if it was not in the worker's session.
+    os.killpg(int((Path(prefect.env["PREFECT_HOME"]) / "worker.pid").read_text()), signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(running, signal.SIGKILL)
     lost = time.monotonic()
 
     ended = wait_for(

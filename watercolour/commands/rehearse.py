@@ -9,6 +9,7 @@ step's parts, the peak memory, and the whole run projected from the warm steps (
 
     watercolour rehearse --preset judge-led --steps 3 [--project-steps 110] [KEY=VALUE ...]
     watercolour rehearse --preset judge-led --serve     # the stand-ins alone, for a Prefect run's overrides
+    watercolour rehearse --report RUN_DIR               # the same report for any run's measured steps
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from watercolour.commands.arguments import UsageError, check_inputs, output_folder, override, positive_int, preset
+from watercolour.commands.arguments import (
+    UsageError,
+    check_inputs,
+    existing_folder,
+    output_folder,
+    override,
+    positive_int,
+    preset,
+)
 
 
 # A remote preset's configuration needs endpoints to validate; these stand for the stand-ins until they have started.
@@ -29,7 +38,14 @@ PLACEHOLDERS = {"aesthetic.url": "http://127.0.0.1:9", "judge.base_url": "http:/
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--preset", type=preset, required=True, help="Run preset in deployments/presets.")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--preset", type=preset, help="Run preset in deployments/presets.")
+    what.add_argument(
+        "--report", type=existing_folder, metavar="RUN_DIR", help="Only print the report of a run's measured steps."
+    )
+    parser.add_argument(
+        "--save-every", type=positive_int, help="Steps between checkpoints in the projection (default: the run's)."
+    )
     parser.add_argument("--steps", type=positive_int, default=3, help="Steps to run (the first compiles; default 3).")
     parser.add_argument(
         "--project-steps",
@@ -57,6 +73,15 @@ def run(args: argparse.Namespace) -> int:
     from watercolour.rehearsal.services import TOKEN, TOKEN_ENV, stand_ins
     from watercolour.rehearsal.shapes import UnknownShape, shape_of_model
 
+    if args.report is not None:
+        from ground.run_config import RunConfig
+
+        if not (args.report / "config.yaml").is_file():
+            raise UsageError(f"{args.report} holds no config.yaml: name a run directory")
+        config = RunConfig.load(args.report / "config.yaml")
+        report(config, args.project_steps or config.training.steps, args.save_every or config.training.save_steps)
+        return 0
+
     # ---- the preset as the run would have it, and its policy as a published shape with random weights
     user = dict(args.overrides)
     probe = run_config(args.preset, list((PLACEHOLDERS | user).items()))
@@ -80,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {line}")
         print("  completions end at lengths drawn from the recipe's and are scored as the bundled pool's sketches")
         rehearse(config)
-    report(config, project_steps, probe.training.save_steps)
+    report(config, project_steps, args.save_every or probe.training.save_steps)
     return 0
 
 

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from watercolour.training.warmstart import ExamplesDoNotFit, warm_start
 
     try:
-        report = warm_start(config, examples=args.examples, epochs=args.epochs, style=args.style)
+        report = warm_start(config, examples=args.examples, epochs=args.epochs, style=args.style, echo=print)
     except ExamplesDoNotFit as error:
         raise UsageError(str(error)) from None
     print(

@@ -68,6 +68,7 @@ def run_demo(
             style=style,
             neighbours=neighbours,
             colour_blind=colour_blind,
+            echo=print,
         )
     config = starting_from(config, adapter)
 

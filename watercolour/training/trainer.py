@@ -317,7 +317,13 @@ def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
         bf16=bf16,
         use_cpu=not torch.cuda.is_available(),
         gradient_checkpointing=checkpointing,
-        model_init_kwargs={"dtype": "bfloat16" if bf16 else "float32"},
+        # Only for a policy TRL loads by name: a start adapter or a shape is built here, and TRL warns on every run
+        # that it ignores them.
+        model_init_kwargs=(
+            {"dtype": "bfloat16" if bf16 else "float32"}
+            if training.start_adapter is None and shape_name(training.model) is None
+            else None
+        ),
         seed=training.seed,
         logging_steps=1,
         save_strategy="steps",
@@ -512,7 +518,7 @@ def with_warm_start(config: RunConfig, processes: Any, echo: Echo) -> RunConfig:
     from watercolour.training.warmstart import starting_from
 
     if processes.is_main_process:
-        adapter, report, reused = cached_warm_start(config)
+        adapter, report, reused = cached_warm_start(config, echo=lambda line: tell(echo, line))
         tell(echo, describe_warm_start(adapter, report, reused))
     processes.wait_for_everyone()
     if not processes.is_main_process:

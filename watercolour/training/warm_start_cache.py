@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -80,7 +81,9 @@ def warm_start_key(config: RunConfig) -> str:
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def cached_warm_start(config: RunConfig) -> tuple[Path, WarmStartReport, bool]:
+def cached_warm_start(
+    config: RunConfig, echo: Callable[[str], None] | None = None
+) -> tuple[Path, WarmStartReport, bool]:
     """The demo's warm start for `training.warm_start_examples`: its adapter folder, its report, and whether it
     was already in the cache. A new one is made in a scratch folder beside the cache's and moved into place whole,
     so a killed run leaves no half-written adapter and two runs making the same one keep the first."""
@@ -99,6 +102,7 @@ def cached_warm_start(config: RunConfig) -> tuple[Path, WarmStartReport, bool]:
             style=DEMO_STYLE,
             neighbours=DEMO_NEIGHBOURS,
             colour_blind=DEMO_COLOUR_BLIND,
+            echo=echo,
         )
         made = scratch / WARMSTART_DIR
         shutil.rmtree(made / "trainer", ignore_errors=True)  # the SFT trainer's output folder: nothing kept there

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,14 +157,15 @@ def warm_start(
     style: Style = "full",
     neighbours: bool = False,
     colour_blind: bool = False,
+    echo: Callable[[str], None] | None = None,
 ) -> WarmStartReport:
     """SFT the configured policy's LoRA on pool and procedural sketches; write and verify the adapter.
 
     With `neighbours`, the rows that do not paint the run's subject paint its neighbours; with `colour_blind`,
-    their prompts name only the flower (see `build_examples`)."""
+    their prompts name only the flower (see `build_examples`). `echo` gets a line at least once a minute."""
     import torch
     from datasets import Dataset
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
     from watercolour.policy.adapter import export_adapter, load_base, load_policy
@@ -241,6 +243,10 @@ def warm_start(
         processing_class=tokenizer,
         peft_config=lora_config(training),
     )
+    # With the progress bar off, transformers prints every step's raw log dict; a line a minute says more.
+    trainer.remove_callback(PrinterCallback)
+    if echo is not None:
+        trainer.add_callback(line_a_minute(echo))
     started = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - started
@@ -261,6 +267,29 @@ def warm_start(
     )
     (out_dir / REPORT_FILE).write_text(json.dumps(asdict(report), indent=2) + "\n")
     return report
+
+
+def line_a_minute(echo: Callable[[str], None], every_s: float = 60.0) -> Any:
+    """A trainer callback that says how training is going at most once a minute (and when it ends), so a long phase
+    is never silent."""
+    from transformers import TrainerCallback
+
+    started = time.perf_counter()
+    said = [started]
+
+    class LineAMinute(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kwargs: Any) -> None:
+            now = time.perf_counter()
+            if not logs or "loss" not in logs or (now - said[0] < every_s and state.global_step < state.max_steps):
+                return
+            said[0] = now
+            left = (now - started) / max(1, state.global_step) * (state.max_steps - state.global_step)
+            echo(
+                f"warm start: step {state.global_step}/{state.max_steps}, loss {logs['loss']:.3f}, "
+                f"{(now - started) / 60:.0f} min in, about {left / 60:.0f} min left"
+            )
+
+    return LineAMinute()
 
 
 def starting_from(config: RunConfig, adapter: Path) -> RunConfig:

