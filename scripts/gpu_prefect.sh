@@ -31,8 +31,11 @@ export WATERCOLOUR_REHEARSAL_TOKEN=rehearsal
 # The recipe cell's render pool on 16 cores (bench/gpu/__main__.py), so both routes render alike.
 RENDER='"render.browsers": 4, "render.pages_per_browser": 4'
 
-# Extra run overrides as JSON (a dry run on a CPU: a tiny shape, short completions).
+# A dry run on a CPU: extra run overrides as JSON (a tiny shape, short completions), the benchmark's shape and
+# budget, and `watercolour rehearse`'s KEY=VALUE overrides.
 EXTRA=${EXTRA:-'{}'}
+SHAPE=${SHAPE:-qwen3.5-35b-a3b}
+MAX_LEN=${MAX_LEN:-8192}
 
 render_env() {
   # The renderer bundle, on a machine without Chromium (a dry run where Chromium is installed has no parked parts).
@@ -113,6 +116,8 @@ PY
         sleep 5
       done
       echo "flow run: $(state); Space: $(space_stage)"
+      python3 -c "from watercolour.run_records.rollout_store import RolloutStore; rows = RolloutStore('$RUN_DIR', 1).rows(); \
+keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(keys)}, stored twice: {len(keys) - len(set(keys))}')"
       cp "$RUN_DIR/curves.csv" "$OUT/prefect-curves.csv" 2>/dev/null
       grep -vE "Warning|warnings.warn" "$PREFECT_HOME/worker.log" | tail -n 400 >"$OUT/worker.log"
       ;;
@@ -133,7 +138,7 @@ PY
       ;;
     bench)
       render_env
-      python3 -m bench.gpu --shapes qwen3.5-35b-a3b --generations 8 --max-len 8192 --micro-batch 1 --paths fast \
+      python3 -m bench.gpu --shapes "$SHAPE" --generations 8 --max-len "$MAX_LEN" --micro-batch 1 --paths fast \
         --fast-steps 2 --scoring recipe --preset judge-led --lengths recipe --no-check --no-profile --deadline-s 420 \
         --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
       python3 -m bench.gpu.projection "$OUT/bench_gpu.jsonl" | tee "$OUT/bench-projection.md"
