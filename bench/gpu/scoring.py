@@ -24,9 +24,14 @@ def paired_seed(step: int) -> int:
     return step // 2
 
 
-def force_lengths(trainer: Any, budget: int, draw: str = "half-to-budget") -> None:
-    """The rehearsal's drawn lengths, paired across each early step and the step after it."""
-    lengths.force_lengths(trainer, budget, draw, seed_of=paired_seed)
+def force_lengths(trainer: Any, budget: int, draw: str = "half-to-budget", paired: bool = True) -> None:
+    """The rehearsal's drawn lengths: paired across each early step and the step after it (the `real` cell's A/B),
+    or, unpaired, seeded by the step as `watercolour rehearse` and a Prefect rehearsal draw them (the `recipe`
+    cell, so its steps compare one to one with the product's routes in the same lease)."""
+    if paired:
+        lengths.force_lengths(trainer, budget, draw, seed_of=paired_seed)
+    else:
+        lengths.force_lengths(trainer, budget, draw)
 
 
 def alternate_early_scoring(trainer: Any) -> None:
