@@ -165,9 +165,10 @@ def train(
             config = warm_start_policy(config, directory)
         training = grpo_train(config, directory, start, fan_out or FanOutSettings(), fail_at_step, return_state=True)
         if training.is_failed():
-            # The task logged its one-line error; the run ends on it, without a second traceback of the flow's.
-            return Failed(message=str(training.result(raise_on_failure=False)))
+            # The task ended on its one-line error (its state's message); the run ends on the same line.
+            return Failed(message=training.message)
         trained = training.result()
+        assert isinstance(trained, dict), "a completed training returns where it wrote"
         published = publish_run(directory, publish) if publish is not None else None
     finally:
         if space is not None:

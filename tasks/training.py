@@ -9,9 +9,10 @@ Inside, the trainer's one reward adapter scores through a `FannedScorer` (`water
 chooses it unless the run scores through the OpenEnv server): each step's rollouts are mapped as Prefect tasks on
 the configured task runner, and `StepReporter` publishes the step's artifacts.
 
-A training failure leaves its full traceback in the run directory's `failure.log` and fails the task with one
-`TrainingFailed` line: what failed, the latest checkpoint, how to resume. Prefect logs the traceback of what a task
-raises; raised `from None`, that is a few frames of this task instead of the trainer's whole stack.
+A training failure leaves its full traceback in the run directory's `failure.log` and ends the task in a Failed state
+whose message is one line: what failed, the latest checkpoint, how to resume. The task returns that state rather
+than raising: Prefect logs a raised exception once more with a traceback of its own engine's frames, and the line
+would then be read three times and a traceback once before the flow's own final state repeats it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from prefect import get_run_logger, runtime, task
 from prefect.cache_policies import DEFAULT, NO_CACHE
+from prefect.states import Failed, State
 
 from ground.records import RewardParts, rollout_step
 from ground.run_config import RunConfig
@@ -36,10 +38,6 @@ from watercolour.run_records.run_dir import latest_checkpoint, use_run_environme
 
 class InjectedFault(RuntimeError):
     """Raised on purpose by `fail_at_step`, to rehearse a crash and its resume."""
-
-
-class TrainingFailed(RuntimeError):
-    """The run's training failed; the message says how to resume, the run directory's failure.log says why."""
 
 
 FAILURE_LOG = "failure.log"
@@ -89,8 +87,9 @@ def grpo_train(
     checkpoint: str | None,
     fan_out_settings: FanOutSettings,
     fail_at_step: int | None = None,
-) -> dict[str, Any]:
-    """Train (on from `checkpoint` when there is one) and return where the adapter and the curves are."""
+) -> dict[str, Any] | State:
+    """Train (on from `checkpoint` when there is one) and return where the adapter and the curves are, or a Failed
+    state that says in one line what failed and how to resume."""
     logger = get_run_logger()
     run_dir = Path(run_dir)
     use_run_environment(run_dir)  # before the trainer's import: trackio reads its directory once
@@ -118,7 +117,7 @@ def grpo_train(
                     config, resume=checkpoint is not None, echo=logger.info, fan_out=fan_out, step_hook=step_hook
                 )
         except Exception as error:
-            raise TrainingFailed(failure(run_dir, error)) from None
+            return Failed(message=failure(run_dir, error))
         finally:
             close_engine_thread()
     latest = latest_checkpoint(run_dir)
