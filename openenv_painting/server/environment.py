@@ -90,7 +90,11 @@ class PaintingEnvironment(Environment[PaintAction, PaintObservation, PaintState]
         """Paint `action.sketch` once and observe it; the episode is done after its last allowed painting."""
         self._check_open()
         before = len(self._episode.turns)
-        text = await self._episode.paint(action.sketch)
+        try:
+            text = await self._episode.paint(action.sketch)
+        except Exception as error:  # OpenEnv answers the client with it and logs nothing: the operator would not know
+            logger.error("a painting failed (its client was told): %s: %s", type(error).__name__, error)
+            raise
         turns = self._episode.turns
         if len(turns) == before:  # no paintings left: the episode's answer, nothing scored
             return self._observation(str(text), None)
