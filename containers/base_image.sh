@@ -13,6 +13,7 @@ if podman image exists "$BASE"; then
     exit 0
 fi
 
+started=$(date +%s)
 root=$(mktemp -d "${TMPDIR:-/tmp}/watercolour-base.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 
@@ -50,4 +51,4 @@ chroot "$root" apt-get clean
 rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
 
 tar -C "$root" -c . | podman import --quiet --change 'ENV LANG=C.UTF-8' --change 'CMD ["python3"]' - "$BASE" >/dev/null
-echo "base image $BASE: $(podman image inspect --format '{{.Size}}' "$BASE" | numfmt --to=si)B"
+echo "base image $BASE: made in $(($(date +%s) - started)) s, $(podman image inspect --format '{{.Size}}' "$BASE" | numfmt --to=si)B"
