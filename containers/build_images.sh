@@ -18,10 +18,16 @@ if ! compgen -G "$WHEELS/torch/torch-${torch#torch==}-*.whl" >/dev/null; then
     "$PYTHON" -m pip download --quiet --no-deps --dest "$WHEELS/torch" \
         --extra-index-url https://download.pytorch.org/whl/cpu "$torch"
 fi
-port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A fixed port: the index's URL is a build argument of the install layer, so a new port each run rebuilt it.
+port=${TORCH_INDEX_PORT:-18573}
 "$PYTHON" -m http.server --bind 127.0.0.1 --directory "$WHEELS" "$port" >/dev/null 2>&1 &
 index=$!
 trap 'kill "$index"' EXIT
+sleep 1
+if ! kill -0 "$index" 2>/dev/null; then
+    echo "cannot serve the torch wheel on 127.0.0.1:$port (in use?): set TORCH_INDEX_PORT to a free port" >&2
+    exit 1
+fi
 
 rm -rf "$OUT/space"
 "$PYTHON" -m openenv_painting.space_bundle "$OUT/space" >/dev/null
