@@ -174,7 +174,7 @@ def test_the_painting_image_paints_the_same_as_root_as_a_space_user_and_under_th
         assert tasks.peak < PIDS_LIMIT, f"{who}: an episode must fit OpenEnv's --pids-limit"
         assert "painting environment: preset offline" in written and "serving on http://0.0.0.0:8000" in written
         assert "dead letter" not in written and SECRET not in written
-    # Whoever runs it, the same painting: eight fresh containers measured 0.940037-0.940056 (a replay within one
+    # Whoever runs it, the same painting: eleven fresh containers measured 0.940037-0.940056 (a replay within one
     # container is exact; fresh browsers in fresh containers differ in the fifth decimal, on the host they do not).
     assert max(oracles.values()) - min(oracles.values()) < 1e-4, oracles
 
