@@ -6,7 +6,7 @@ STAMPS := .stamps
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup run test bench lint lock prefect-up prefect-down
+.PHONY: setup run test bench lint lock prefect-up prefect-down images test-images scorer-lock
 
 setup: $(STAMPS)/chromium $(STAMPS)/tesseract $(STAMPS)/python $(STAMPS)/node
 
@@ -53,6 +53,10 @@ lock:
 	{ grep '^#' requirements.lock; $(LOCK_VENV)/bin/pip freeze --exclude-editable; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock && rm -rf $(LOCK_VENV)
 
+# The scorer Space's lock, after changing scorer_space/requirements.txt: resolved against PyPI, nothing installed.
+scorer-lock: setup
+	$(PY) containers/scorer_lock.py
+
 $(STAMPS)/node: package.json package-lock.json
 	@mkdir -p $(STAMPS)
 	npm ci --no-audit --no-fund --loglevel=error
@@ -73,6 +77,20 @@ test: setup
 
 bench: setup
 	$(VENV)/bin/python -m bench
+
+# The two images users push (the painting environment's, the scorer Space's), built with podman and no daemon:
+# podman and its configuration where missing, a Debian base image under the Dockerfiles' FROM name, then both
+# builds, from podman's layer cache when nothing changed (docs/openenv.md, "Build the images here").
+images: setup
+	containers/podman.sh
+	containers/base_image.sh
+	containers/build_images.sh
+
+# Both images at work: the painting image paints (as root, as a Space's user, under OpenEnv's validator limits),
+# OpenEnv's runtime lane passes on it, the scorer image imports HPSv3 and scores through its stand-in. Not part of
+# `make test`: docs/openenv.md says why and what it measured.
+test-images: images
+	$(VENV)/bin/python -m pytest -q -m container tests/test_images.py
 
 # A local Prefect server (127.0.0.1:4200, state in .prefect/), the local-process pool, the `judge` limit, the
 # deployments of prefect.yaml and a worker. Then: `prefect deployment run train/smoke`.

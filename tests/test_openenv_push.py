@@ -41,7 +41,7 @@ def test_the_bundle_is_the_tracked_files_of_the_package_and_the_engine(bundle) -
 
 
 def test_the_dockerfile_copies_every_part_of_the_bundle(bundle) -> None:
-    """No Docker daemon here to build it: at least nothing the bundle holds is left out of the image."""
+    """Nothing the bundle holds is left out of the image (`make test-images` builds and runs it)."""
     copied = [
         source
         for line in (bundle / "Dockerfile").read_text().splitlines()

@@ -242,3 +242,36 @@ def test_the_mcp_route_cannot_paint_and_its_sessions_count_against_the_cap(serve
     assert "at capacity" in opened[2]["error"]["message"]
     for reply in opened[:2]:
         assert rpc("openenv/session/close", session_id=reply["result"]["session_id"])["result"]["closed"]
+
+
+def test_the_server_answers_its_documented_routes_and_no_others(server):
+    served = set(httpx.get(f"{server}/openapi.json").json()["paths"])
+    assert served == {"/health", "/schema", "/metadata", "/mcp", "/sessions"}, "plus the /ws socket"
+    for gone in ("/docs", "/redoc", "/list_environments"):
+        assert httpx.get(server + gone).status_code == 404, gone
+    assert httpx.post(f"{server}/painting/tasks", json={}).status_code == 404, "OpenEnv's Task API"
+    metadata = httpx.get(f"{server}/metadata").json()
+    assert metadata["name"] == "watercolour_painting" and metadata["version"] == "0.1.0"
+    assert "`paint`" in metadata["description"] and "Up to 2 paintings an episode" in metadata["description"]
+
+
+async def test_the_server_logs_its_start_its_configuration_and_each_dead_letter(
+    tmp_path, caplog, monkeypatch, flower_sketch
+):
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_never_logged")
+    with socket.socket() as closed:  # a scorer that is not there: every aesthetic score is a dead letter
+        closed.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    overrides = {"aesthetic.backend": "hpsv3", "aesthetic.url": nowhere, "aesthetic.attempts": 1}
+    config = load_config("offline", {"run_dir": str(tmp_path), "render.browsers": 1, **overrides})
+    caplog.set_level("INFO", logger="openenv_painting")
+    with serving(config, ServerSettings(port=0, max_sessions=2)) as url:
+        result, _ = await paint(url, flower_sketch, pictures=False)
+    assert result.reward is None
+    lines = [record.getMessage() for record in caplog.records if record.name == "openenv_painting"]
+    assert lines[0].startswith("painting environment: preset offline, up to 2 sessions")
+    assert lines[1].startswith("configuration: ") and nowhere in lines[1] and '"token_env": "HF_TOKEN"' in lines[1]
+    assert lines[2] == "serving on http://127.0.0.1:0"
+    [letter] = [line for line in lines if line.startswith("dead letter: ")]
+    assert letter.startswith("dead letter: aesthetic failed after 1 attempt(s)") and "ConnectError" in letter
+    assert "hf_secret_never_logged" not in caplog.text

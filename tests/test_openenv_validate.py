@@ -205,3 +205,16 @@ def test_the_remote_episode_offers_the_in_process_tool_and_nothing_else() -> Non
 
     assert tools(RemotePaintingEnv) == tools(PaintingEnv) == ["paint"]
     assert get_json_schema(RemotePaintingEnv.paint) == get_json_schema(PaintingEnv.paint), "the same tool schema"
+
+
+def test_the_manifest_command_takes_the_servers_overrides_and_names_a_missing_setting(tmp_path, capsys) -> None:
+    written = tmp_path / "openenv.yaml"
+    manifest.main(["--preset", "judge-led", "--output", str(written), "aesthetic.url=https://scorer.example.hf.space"])
+    promised = yaml.safe_load(written.read_text())["validation"]
+    assert promised["network"]["allowed_hosts"] == ["router.huggingface.co", "scorer.example.hf.space"]
+    assert promised["execution"]["requires_credentials"] is True
+    with pytest.raises(SystemExit) as ended:
+        manifest.main(["--preset", "judge-led", "--output", str(tmp_path / "other.yaml")])
+    error = capsys.readouterr().err
+    assert ended.value.code == 2 and error.count("\n") == 1 and "Traceback" not in error
+    assert "preset judge-led: aesthetic.url is required" in error and "aesthetic.url=https://" in error

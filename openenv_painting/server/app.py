@@ -2,9 +2,11 @@
 
 `build_app(config, settings)` serves one `ScoringEngine` (built from a run configuration, like a training run's)
 to up to `max_sessions` WebSocket sessions at once through OpenEnv's `HTTPEnvServer`, in its production mode:
-`/ws` for episodes, `/health`, `/schema`, `/metadata`, and `/sessions` (how many are open, of how many). The
-stateless HTTP `/reset` and `/step` of OpenEnv's simulation mode are not served: each would build and drop an
-episode per request, a way to spend the render pool that no trainer needs.
+`/ws` for episodes, `/health`, `/schema`, `/metadata`, `/sessions` (how many are open, of how many), and the two
+routes OpenEnv's own URL validator reads, `/openapi.json` (the mode) and `/mcp` (it answers that this environment
+has no MCP tools). The stateless HTTP `/reset` and `/step` of OpenEnv's simulation mode are not served: each would
+build and drop an episode per request, a way to spend the render pool that no trainer needs; nor are OpenEnv's Task
+API (this environment declares no tasks) or FastAPI's documentation pages.
 
 What the wire cannot do: send a frame or a body above `max_message_bytes` (uvicorn closes the socket with 1009;
 an HTTP body gets 413), open a session past the cap (an error frame with code CAPACITY_REACHED that says so), send
@@ -17,6 +19,8 @@ Run it with `python -m openenv_painting.server.app --preset offline` (docs/opene
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ground.run_config import RepaintSettings, RunConfig
 from rewards.scoring.scoring_engine import RENDER_ATTEMPTS, ScoringEngine
 
+
+logger = logging.getLogger("openenv_painting")
 
 # A painting observation is ~2 KB of text, and the PNG (base64) of a 600x600 watercolour is ~0.3-0.7 MB; a
 # frame in is one sketch (<= 256 KiB). 4 MiB holds either with room and keeps a hostile frame from costing more.
@@ -131,6 +137,7 @@ async def _too_large(send: Any, limit: int) -> None:
 def build_app(config: RunConfig, settings: ServerSettings) -> Any:
     """The FastAPI app: OpenEnv's session server over one scoring engine for `config` (its run directory)."""
     from fastapi import FastAPI
+    from fastapi.routing import APIRoute
     from openenv.core.env_server.http_server import HTTPEnvServer
     from openenv.core.env_server.types import ConcurrencyConfig, ServerMode
 
@@ -147,8 +154,18 @@ def build_app(config: RunConfig, settings: ServerSettings) -> Any:
         state_cls=PaintState,
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=settings.max_sessions, session_timeout=timeout_s),
     )
-    app = FastAPI(title="watercolour painting environment (OpenEnv)", on_shutdown=[engine.aclose])
+    app = FastAPI(
+        title="watercolour painting environment (OpenEnv)",
+        on_shutdown=[engine.aclose],
+        docs_url=None,
+        redoc_url=None,
+    )
     server.register_routes(app, mode=ServerMode.PRODUCTION)
+    # OpenEnv 0.10 registers its Task API in every mode; this environment declares no tasks, and each of those
+    # requests built an episode only to answer 501.
+    app.router.routes[:] = [
+        route for route in app.router.routes if not (isinstance(route, APIRoute) and "Task API" in route.tags)
+    ]
 
     @app.get("/sessions")
     async def sessions() -> dict[str, int]:
@@ -156,8 +173,30 @@ def build_app(config: RunConfig, settings: ServerSettings) -> Any:
         status = server.get_capacity_status()
         return {"active": status.active_sessions, "max": status.max_sessions}
 
+    async def started() -> None:
+        logger.info("serving on http://%s:%d", settings.host, settings.port)
+
+    app.router.on_startup.append(started)
     app.add_middleware(BodyLimit, limit=settings.max_message_bytes)
+    log_configuration(config, settings, timeout_s)
     return app
+
+
+def log_configuration(config: RunConfig, settings: ServerSettings, timeout_s: float) -> None:
+    """The server's settings and the scoring it applies, one line each. The scoring settings name the variables
+    that hold keys (`token_env`), never a key: the backends read those when they are built."""
+    logger.info(
+        "painting environment: preset %s, up to %d sessions (idle timeout %.0f s), render pool %dx%d, run directory %s",
+        config.name,
+        settings.max_sessions,
+        timeout_s,
+        config.render.browsers,
+        config.render.pages_per_browser,
+        config.run_dir,
+    )
+    repaint = config.repaint or RepaintSettings()
+    scoring = {"scoring": config.scoring.model_dump(mode="json"), "repaint": repaint.model_dump(mode="json")}
+    logger.info("configuration: %s", json.dumps(scoring))
 
 
 def uvicorn_config(app: Any, settings: ServerSettings) -> Any:
@@ -197,13 +236,34 @@ def serving(config: RunConfig, settings: ServerSettings) -> Iterator[str]:
         thread.join(timeout=STARTUP_TIMEOUT_S)
 
 
+def preset_config(parser: argparse.ArgumentParser, preset: str, overrides: list[str]) -> RunConfig:
+    """The preset with its `key=value` overrides; a bad one ends the command with one line naming the setting."""
+    from pydantic import ValidationError
+
+    from deployments.presets import load_config, parse_overrides
+
+    try:
+        return load_config(preset, parse_overrides(overrides))
+    except ValidationError as error:
+        reasons = []
+        for item in error.errors():
+            if item["type"] == "default_factory_not_called":  # a consequence of another error, not a cause
+                continue
+            where = ".".join(str(part) for part in item["loc"])
+            reason = item["msg"].removeprefix("Value error, ")
+            reasons.append(f"{where}: {reason}" if where else reason)
+        parser.exit(2, f"{parser.prog}: preset {preset}: {'; '.join(reasons)}\n")
+    except ValueError as error:
+        parser.exit(2, f"{parser.prog}: preset {preset}: {error}\n")
+
+
 def main(argv: list[str] | None = None) -> None:
     """`python -m openenv_painting.server.app --preset offline [key=value ...]`: serve until stopped."""
     import uvicorn
 
-    from deployments.presets import load_config, parse_overrides
-
-    parser = argparse.ArgumentParser(description="Serve the painting environment over OpenEnv.")
+    parser = argparse.ArgumentParser(
+        prog="python -m openenv_painting.server.app", description="Serve the painting environment over OpenEnv."
+    )
     parser.add_argument("--preset", default="offline", help="Run preset whose scoring the server applies.")
     parser.add_argument("--host", default=ServerSettings().host)
     parser.add_argument("--port", type=int, default=ServerSettings().port)
@@ -211,7 +271,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--session-timeout-s", type=float, default=ServerSettings().session_timeout_s)
     parser.add_argument("overrides", nargs="*", help="Run-configuration overrides, key=value.")
     args = parser.parse_args(argv)
-    config = load_config(args.preset, parse_overrides(args.overrides))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = preset_config(parser, args.preset, args.overrides)
     settings = ServerSettings(
         host=args.host, port=args.port, max_sessions=args.max_sessions, session_timeout_s=args.session_timeout_s
     )

@@ -5,8 +5,12 @@ arguments. Built at import on purpose: uvicorn imports this module to find `app`
 
 from __future__ import annotations
 
+import logging
+
 from deployments.presets import load_config
 from openenv_painting.server.app import ServerSettings, build_app
 
 
+# uvicorn configures its own loggers only: without this the server's start, configuration and dead letters vanish.
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 app = build_app(load_config("offline"), ServerSettings())

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
 
 from episodes.painting_env import PaintingEnv, Turn
 from ground.run_config import RepaintSettings
@@ -24,6 +26,18 @@ from rewards.scoring.scoring_engine import ScoringEngine
 # A subject names a flower ("a peach hibiscus"); the bound keeps a hostile reset from carrying a document into the
 # judge's prompt and every record.
 MAX_SUBJECT_CHARS = 200
+
+logger = logging.getLogger("openenv_painting")
+
+# The environment's name and version, as openenv.yaml (server/manifest.py) and /metadata give them.
+NAME = "watercolour_painting"
+VERSION = "0.1.0"
+DESCRIPTION = (
+    "Paint a watercolour as a p5.js sketch with p5.brush, through one tool, `paint`. Each painting is rendered in "
+    "headless Chromium with no network, passed through an admission gate, scored (gate, length, a pairwise judge "
+    "against a pool of reference watercolours, an aesthetic scorer) and described back in words with its reward: "
+    "what the gate refused, what the picture measures, what the judge thought. Up to {turns} paintings an episode."
+)
 
 
 class SessionClosed(RuntimeError):
@@ -83,11 +97,24 @@ class PaintingEnvironment(Environment[PaintAction, PaintObservation, PaintState]
         """Paint `action.sketch` once and observe it; the episode is done after its last allowed painting."""
         self._check_open()
         before = len(self._episode.turns)
-        text = await self._episode.paint(action.sketch)
+        try:
+            text = await self._episode.paint(action.sketch)
+        except Exception as error:  # OpenEnv answers the client with it and logs nothing: the operator would not know
+            logger.error("a painting failed (its client was told): %s: %s", type(error).__name__, error)
+            raise
         turns = self._episode.turns
         if len(turns) == before:  # no paintings left: the episode's answer, nothing scored
             return self._observation(str(text), None)
         turn = turns[-1]
+        letter = turn.parts.dead_letter
+        if letter is not None:
+            logger.warning(
+                "dead letter: %s failed after %d attempt(s) (sketch %s): %s",
+                letter.stage,
+                letter.attempts,
+                letter.sketch_hash,
+                letter.cause,
+            )
         self._state.turn = len(turns)
         self._state.step_count = len(turns)
         self._state.rewards = [painted.parts.reward for painted in turns]
@@ -108,6 +135,11 @@ class PaintingEnvironment(Environment[PaintAction, PaintObservation, PaintState]
             picture_sha256=hashlib.sha256(png).hexdigest() if png is not None else None,
             picture_png=base64.b64encode(png).decode() if png is not None and self._pictures else None,
             parts=turn.parts.model_dump(mode="json", exclude={"verdict": {"render": {"png"}}}) if turn else None,
+        )
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name=NAME, description=DESCRIPTION.format(turns=self._settings.turns), version=VERSION
         )
 
     @property

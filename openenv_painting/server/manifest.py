@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from deployments.presets import load_config
 from ground.reference_pool import load_pool
 from ground.run_config import RepaintSettings, RunConfig
-from openenv_painting.server.app import SERVICE_MARGIN_S, ServerSettings
+from openenv_painting.server.app import SERVICE_MARGIN_S, ServerSettings, preset_config
+from openenv_painting.server.environment import NAME, VERSION
 from rewards.judging.judge_protocol import judge_digest
 from rewards.scoring.scoring_engine import RENDER_ATTEMPTS
 
@@ -108,6 +108,15 @@ def validation_block(config: RunConfig) -> dict[str, Any]:
     block["network"] = {"mode": "allowlist", "allowed_hosts": hosts} if hosts else {"mode": "no-network"}
     block["capabilities"] = capabilities
     block["types"] = {"tags": ["code-generation", "p5js", "watercolour", "multi-turn"]}
+    # OpenEnv's runtime lane builds a Dockerfile inside this package, with a context inside it; the server is the
+    # scoring engine beside the package, so that Dockerfile starts from the Space's image, built first from the
+    # Space bundle (`make images`). The probe is the oracle's episode; remote terms read their keys at run time.
+    block["execution"] = {
+        "probe_path": "validation/runtime.json",
+        "dockerfile": "validation/Dockerfile",
+        "context": "validation",
+        "requires_credentials": bool(hosts),
+    }
     return block
 
 
@@ -115,8 +124,8 @@ def manifest(config: RunConfig, settings: ServerSettings | None = None) -> dict[
     """The whole `openenv.yaml` (OpenEnv's `openenv init` layout) for a server scoring with `config`."""
     return {
         "spec_version": 1,
-        "name": "watercolour_painting",
-        "version": "0.1.0",
+        "name": NAME,
+        "version": VERSION,
         "type": "space",
         "runtime": "fastapi",
         "app": "openenv_painting.server.asgi:app",
@@ -125,21 +134,27 @@ def manifest(config: RunConfig, settings: ServerSettings | None = None) -> dict[
     }
 
 
-def render(config: RunConfig, preset: str) -> str:
+def render(config: RunConfig, preset: str, overrides: list[str] | None = None) -> str:
+    command = " ".join(["python -m openenv_painting.server.manifest --preset", preset, *(overrides or [])])
     header = (
         f"# OpenEnv's manifest of the painting environment for the `{preset}` preset, written by\n"
-        f"# `python -m openenv_painting.server.manifest --preset {preset}` (docs/openenv.md): edit the code, not this file.\n"
+        f"# `{command}` (docs/openenv.md): edit the code, not this file.\n"
     )
     return header + yaml.safe_dump(manifest(config), sort_keys=False, default_flow_style=None, width=119)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m openenv_painting.server.manifest [--preset offline] [--output openenv_painting/openenv.yaml]`."""
-    parser = argparse.ArgumentParser(description="Write OpenEnv's manifest for a preset's server.")
+    """`python -m openenv_painting.server.manifest [--preset offline] [--output openenv_painting/openenv.yaml]
+    [key=value ...]`: the overrides are the server's (`aesthetic.url=...` for a remote scorer)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m openenv_painting.server.manifest",
+        description="Write OpenEnv's manifest for a preset's server.",
+    )
     parser.add_argument("--preset", default=SHIPPED_PRESET, help="The preset the server scores with.")
     parser.add_argument("--output", type=Path, default=MANIFEST, help="Where to write it ('-': stdout).")
+    parser.add_argument("overrides", nargs="*", help="Run-configuration overrides the server runs with, key=value.")
     args = parser.parse_args(argv)
-    text = render(load_config(args.preset), args.preset)
+    text = render(preset_config(parser, args.preset, args.overrides), args.preset, args.overrides)
     if str(args.output) == "-":
         print(text, end="")
     else:
