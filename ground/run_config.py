@@ -120,6 +120,18 @@ class TrainingSettings(BaseModel):
         "from that adapter, unless start_adapter is set. Made once per machine and setting, then reused from the "
         "warm-start cache ($WATERCOLOUR_CACHE, else ~/.cache/watercolour). 0 = no warm start.",
     )
+    processes: int = Field(
+        default=1,
+        ge=1,
+        description="Training processes on this host: 1 trains in the calling process; N > 1 launches N ranks (one a "
+        "GPU through accelerate, DDP unless accelerate_config names another; gloo through torchrun on a CPU), each "
+        "generating and scoring its share of a step with its share of the browsers, the run directory written once.",
+    )
+    accelerate_config: str | None = Field(
+        default=None,
+        description="The accelerate config the ranks are launched with on GPUs (deployments/accelerate/fsdp.yaml for "
+        "FSDP); None = deployments/accelerate/ddp.yaml.",
+    )
     seed: int = Field(default=0, description="Seeds LoRA initialisation, sampling and data order (with resume).")
     project: str = Field(
         default="watercolour", description="trackio project the run logs to (the run is named after its directory)."

@@ -27,7 +27,6 @@ from prefect import get_run_logger, runtime, task
 from prefect.cache_policies import DEFAULT, NO_CACHE
 from prefect.states import Failed, State
 
-from ground.records import RewardParts, rollout_step
 from ground.run_config import RunConfig
 from rewards.scoring.composite import OnScored
 from rewards.scoring.engine_thread import close_engine_thread
@@ -36,30 +35,8 @@ from tasks.observe import StepReporter, flow_run_artifacts
 from watercolour.run_records.run_dir import latest_checkpoint, use_run_environment
 
 
-class InjectedFault(RuntimeError):
-    """Raised on purpose by `fail_at_step`, to rehearse a crash and its resume."""
-
-
 FAILURE_LOG = "failure.log"
 CONSOLE_LOG = "console.log"
-
-
-class FailAtStep:
-    """An on_scored hook that raises once `global_step` reaches `step`, after the batch was recorded: in step
-    `step + 1`, whose rollouts are stored, before its update, so checkpoint-`step` is the run's latest."""
-
-    def __init__(self, step: int, then: OnScored) -> None:
-        self.step, self.then = step, then
-
-    def __call__(self, prompts: list[Any], completions: list[Any], parts: list[RewardParts], kwargs: dict) -> None:
-        self.then(prompts, completions, parts, kwargs)
-        state = kwargs.get("trainer_state")
-        if state is not None and state.global_step >= self.step:
-            step = rollout_step(state)
-            raise InjectedFault(
-                f"fail_at_step={self.step}: failing on purpose in step {step}, once its rollouts were stored "
-                f"(rollouts/step-{step:05d}) and before its update"
-            )
 
 
 # Not cached by Prefect: the warm starts have a cache of their own, shared by every run on the machine.
@@ -102,8 +79,7 @@ def grpo_train(
     with make_task_runner(fan_out_settings) as runner:
 
         def step_hook(config: RunConfig, run_dir: Path, then: OnScored | None) -> OnScored:
-            hook: OnScored = StepReporter(flow_run_artifacts(config.name), run_dir, config.training.steps, then=then)
-            return FailAtStep(inject, then=hook) if inject is not None else hook
+            return StepReporter(flow_run_artifacts(config.name), run_dir, config.training.steps, then=then)
 
         def fan_out(config: RunConfig, run_dir: Path) -> FannedScorer:
             return FannedScorer(config, run_dir, runner=runner, retries=fan_out_settings.retries)
@@ -114,7 +90,12 @@ def grpo_train(
             # the worker's log. A repaint run's environments score its episodes; the same step artifacts follow.
             with (run_dir / CONSOLE_LOG).open("a") as console, contextlib.redirect_stdout(console):
                 written = training.train(
-                    config, resume=checkpoint is not None, echo=logger.info, fan_out=fan_out, step_hook=step_hook
+                    config,
+                    resume=checkpoint is not None,
+                    echo=logger.info,
+                    fan_out=fan_out,
+                    step_hook=step_hook,
+                    fail_at_step=inject,
                 )
         except Exception as error:
             return Failed(message=failure(run_dir, error))

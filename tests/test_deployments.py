@@ -246,7 +246,7 @@ def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_pref
     # The failure names the step the store names, and says once, without the trainer's stack, how to resume.
     assert (run_dir / "rollouts" / "step-00002.parquet").is_file()
     message = local_prefect.get(f"/flow_runs/{flow_run}")["state"]["message"]
-    assert "failing on purpose in step 2" in message and "rollouts/step-00002" in message, message
+    assert "failing on purpose in step 2, once its rollouts were scored" in message, message
     assert "checkpoint-1" in message and f"prefect flow-run retry {flow_run}" in message, message
     assert str(run_dir / "failure.log") in message
     failure_log = (run_dir / "failure.log").read_text()
@@ -299,3 +299,34 @@ def test_a_run_retried_from_the_ui_resumes_and_the_ui_shows_its_steps(local_pref
     assert latest["description"].startswith("Step 2:")
     (steps,) = run_artifacts(local_prefect, flow_run, "steps")
     assert [line.split(" |")[0] for line in steps["data"].splitlines()[2:]] == ["| 1", "| 2"], steps["data"]
+
+
+def test_a_run_of_two_processes_launches_its_ranks_fails_in_one_line_and_resumes_across_them(local_prefect, tmp_path):
+    """`training.processes=2` from a deployment run: the training task launches two gloo ranks, a rank failing on
+    purpose fails the run with its cause in one line, Retry trains on across both ranks, and the run directory and the
+    step artifacts are a one-process run's."""
+    from watercolour.run_records.rollout_store import RolloutStore
+
+    overrides = {**smoke_overrides(tmp_path), "training.processes": 2, "render.browsers": 2}
+    flow_run = local_prefect.run_deployment("train/smoke", overrides=overrides, fail_at_step=1)
+    assert local_prefect.wait(flow_run, timeout_s=900) == "FAILED", local_prefect.worker_log()
+    (run_dir,) = run_dirs(tmp_path)
+    message = local_prefect.get(f"/flow_runs/{flow_run}")["state"]["message"]
+    assert "rank 0 failed: InjectedFault: fail_at_step=1: failing on purpose in step 2" in message, message
+    assert "checkpoint-1" in message and str(run_dir / "launch.log") in message
+    local_prefect.prefect("flow-run", "retry", flow_run)
+    assert local_prefect.wait(flow_run, timeout_s=900) == "COMPLETED", local_prefect.worker_log()
+    rows = RolloutStore(run_dir, 2).rows()
+    # Two ranks, one group of two each a step: two groups a step, every rollout once.
+    assert sorted((row["step"], row["group"], row["index"]) for row in rows) == [
+        (step, group, index) for step in (1, 2) for group in (0, 1) for index in (0, 1)
+    ]
+    assert len((run_dir / "curves.csv").read_text().splitlines()) == 1 + 2
+    assert (run_dir / "checkpoints" / "checkpoint-2" / "rng_state_1.pth").is_file()
+    logs = local_prefect.logs(flow_run, expect_steps=2)
+    assert any(line.startswith("launching 2 processes") for line in logs), logs
+    assert [line.split(" |")[0] for line in logs if line.startswith("step ")][-1] == "step 2/2"
+    (steps,) = run_artifacts(local_prefect, flow_run, "steps")
+    assert [line.split(" |")[0] for line in steps["data"].splitlines()[2:]] == ["| 1", "| 2"], steps["data"]
+    (latest,) = run_artifacts(local_prefect, flow_run, "best-painting")
+    assert latest["description"].startswith("Step 2:") and "data:image/png;base64," in latest["data"]

@@ -105,8 +105,8 @@ def test_a_dead_scorer_turns_rollouts_into_dead_letters_and_the_step_goes_on(
     @flow
     def two_steps() -> tuple[list, list]:
         with ThreadPoolTaskRunner(max_workers=3) as runner:
-            scorer = FannedScorer(config, tmp_path, runner=runner, retries=1)
-            reward = CompositeReward(scorer, StepReporter(config.name, tmp_path, 2))
+            fanned = FannedScorer(config, tmp_path, runner=runner, retries=1)
+            reward = CompositeReward(fanned, StepReporter(config.name, tmp_path, 2))
             first = asyncio.run(reward(["p"] * 3, batch, trainer_state=StepState(0)))
             scorer.kill()
             scorer.wait()

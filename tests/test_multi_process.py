@@ -1,14 +1,13 @@
 """Training in two processes (gloo, on CPU) the way `accelerate launch` trains on several GPUs: TRL splits each
 step's completions between the processes, each scores its own slice with its own browser, and the run directory
-still reads as one run. accelerate's own launcher starts one process on a CPU-only host (its multi-CPU launch
-goes through MPI), so the test starts the two processes with torchrun, which is what accelerate's multi-GPU
-launcher runs underneath."""
+still reads as one run. The run launches its ranks itself (`training.processes=2`, `watercolour.training.launch`):
+on a CPU-only host through torchrun, which is what accelerate's multi-GPU launcher runs underneath (accelerate's own
+multi-CPU launch goes through MPI). A failed rank ends the run in one line; `--resume` trains on across ranks."""
 
 from __future__ import annotations
 
 import csv
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,21 +28,21 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def train(run_dir: Path, processes: int, *extra: str) -> str:
+def train(run_dir: Path, processes: int, *extra: str, fails: bool = False) -> subprocess.CompletedProcess:
     """`watercolour train --preset smoke` for two steps of the tiny policy, in `processes` processes."""
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"]
     command = [
-        *(launcher if processes > 1 else [sys.executable]),
+        sys.executable,
         "-m",
         "watercolour.cli",
         *tiny_smoke_cli(run_dir, STEPS, GENERATIONS, *extra),
         # One browser per process: the run's total is split between its processes.
         f"render.browsers={processes}",
+        f"training.processes={processes}",
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPOSITORY)}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
-    return done.stdout
+    assert (done.returncode != 0) == fails, done.stdout[-3000:] + done.stderr[-6000:]
+    return done
 
 
 def curves(run_dir: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -55,7 +54,7 @@ def curves(run_dir: Path) -> tuple[list[str], list[dict[str, str]]]:
 @pytest.fixture(scope="module")
 def two_process_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("two") / "run"
-    return run_dir, train(run_dir, PROCESSES)
+    return run_dir, train(run_dir, PROCESSES).stdout
 
 
 def assert_every_rollout_once(run_dir: Path) -> None:
@@ -97,13 +96,16 @@ def test_two_process_curves_have_a_single_process_runs_shape(two_process_run, tm
         assert float(row["gate_pass_rate"]) == pytest.approx(sum(item["passed"] for item in step) / len(step))
 
 
-def test_two_process_run_resumes_from_its_checkpoint(two_process_run, tmp_path):
-    """A crash after step 2 was recorded but before it was checkpointed: the resumed run redoes step 2 once."""
-    source, _ = two_process_run
+def test_a_failed_rank_ends_the_run_in_one_line_and_the_resume_trains_on_across_ranks(tmp_path):
+    """Rank 0 fails on purpose in step 2, after checkpoint-1: the launch says so in one line, and `--resume` redoes
+    step 2 in both processes, every rollout recorded once."""
     run_dir = tmp_path / "run"
-    shutil.copytree(source, run_dir)
-    shutil.rmtree(run_dir / CHECKPOINTS_DIR / f"checkpoint-{STEPS}")
-    shutil.rmtree(run_dir / "adapter")
+    failed = train(run_dir, PROCESSES, "--fail-at-step", "1", fails=True)
+    (line,) = [line for line in failed.stderr.splitlines() if line.startswith("watercolour train: rank ")]
+    assert "failed: InjectedFault: fail_at_step=1: failing on purpose in step 2" in line, failed.stderr[-2000:]
+    assert "Traceback" not in failed.stderr and (run_dir / "launch.log").is_file()
+    assert (run_dir / CHECKPOINTS_DIR / "checkpoint-1").is_dir()
+    assert not (run_dir / CHECKPOINTS_DIR / f"checkpoint-{STEPS}").exists()
     train(run_dir, PROCESSES, "--resume")
     assert_every_rollout_once(run_dir)
     _, rows = curves(run_dir)

@@ -55,7 +55,7 @@ def test_a_rehearsal_runs_the_presets_trainer_against_stand_ins_and_projects_the
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
-    assert "rehearsal of judge-led: shape:tiny-qwen3.5-moe (random weights), 2 steps" in out
+    assert "rehearsal of judge-led: shape:tiny-qwen3.5-moe (random weights), 2 steps, in" in out
     # The run's own sequence: the Space found asleep and woken, the judge pinged, the Space asleep at the end.
     assert re.search(r"scorer loaded \(Space PAUSED, waited \d+ s\)", out) and "judge answered as" in out
     assert "Space rehearsal/hpsv3-scorer: paused" in out
@@ -73,3 +73,22 @@ def test_a_rehearsal_runs_the_presets_trainer_against_stand_ins_and_projects_the
     checkpoint = run_dir / "checkpoints" / "checkpoint-2"
     assert (checkpoint / "adapter_model.safetensors").is_file() and (checkpoint / "optimizer.pt").is_file()
     assert not list(run_dir.rglob("model*.safetensors"))
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_rehearsal_of_two_processes_launches_two_ranks_against_the_same_stand_ins(tmp_path: Path) -> None:
+    run_dir = tmp_path / "rehearsal"
+    done = watercolour_cli(
+        "rehearse", "--preset", "judge-led", "--steps", "2", "--processes", "2", "--run-dir", str(run_dir),
+        "training.model=shape:tiny-qwen3.5-moe", "training.max_completion_length=16", "training.num_generations=2",
+        "training.per_device_batch_size=2", "training.gradient_accumulation_steps=1", "render.browsers=2",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "2 steps in 2 processes" in done.stdout and "launching 2 processes" in done.stderr
+    # Each rank generated and scored its group against the rehearsal's stand-ins: two groups a step, all measured.
+    rows = RolloutStore(run_dir, 2).rows()
+    assert sorted({(row["step"], row["group"]) for row in rows}) == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert all(row["reward"] is not None for row in rows)
+    assert (run_dir / "checkpoints" / "checkpoint-2" / "rng_state_1.pth").is_file()
+    assert re.search(r"the whole run, \d+ steps with a checkpoint every \d+:", done.stdout), done.stdout

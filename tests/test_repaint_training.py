@@ -46,7 +46,7 @@ def trained(tmp_path_factory):
     )
     steps: list[tuple[int, list]] = []
 
-    def step_hook(config, run_dir):
+    def step_hook(config, run_dir, then):
         # What the Prefect flow hangs its step artifacts and fail_at_step on: called once the step is recorded.
         return lambda prompts, completions, parts, kwargs: steps.append((rollout_step(kwargs["trainer_state"]), parts))
 

@@ -48,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--steps", type=positive_int, default=3, help="Steps to run (the first compiles; default 3).")
     parser.add_argument(
+        "--processes",
+        type=positive_int,
+        help="Training processes, one a GPU (training.processes): rehearse a run on the GPUs of one host.",
+    )
+    parser.add_argument(
         "--project-steps",
         type=positive_int,
         help="Steps of the run to project (default: the preset's training.steps).",
@@ -98,9 +103,15 @@ def run(args: argparse.Namespace) -> int:
             return serve(rehearsal | services.overrides, TOKEN_ENV, TOKEN)
         run_dir = args.run_dir or Path("runs") / f"rehearse-{args.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
         settings = {**user, **rehearsal, "training.save_steps": 1, **services.overrides}
+        if args.processes is not None:
+            settings["training.processes"] = args.processes
         config = run_config(args.preset, list(settings.items()), **{"training.steps": args.steps, "run_dir": run_dir})
         check_inputs(config)
-        print(f"rehearsal of {args.preset}: {model} (random weights), {args.steps} steps in {config.run_dir}")
+        processes = config.training.processes
+        print(
+            f"rehearsal of {args.preset}: {model} (random weights), {args.steps} steps"
+            f"{f' in {processes} processes' if processes > 1 else ''}, in {config.run_dir}"
+        )
         for line in services.describe():
             print(f"  {line}")
         print("  completions end at lengths drawn from the recipe's and are scored as the bundled pool's sketches")

@@ -220,6 +220,20 @@ class RolloutStore:
     def data_files(self) -> list[str]:
         return [str(self.root / shard_name(step)) for step in self.steps()]
 
+    def step(self, step: int) -> tuple[list[Any], list[str], list[RewardParts]]:
+        """One stored step as its scorer handed it on: prompts, completions and parts, each with its PNG again."""
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(self.root / shard_name(step)).to_pylist()
+        parts = []
+        for row in rows:
+            part = RewardParts.model_validate_json(row["parts"])
+            render = part.verdict.render if part.verdict is not None else None
+            if render is not None and row["png"]:
+                render.png = (self.run_dir / row["png"]).read_bytes()
+            parts.append(part)
+        return [row["prompt"] for row in rows], [row["completion"] for row in rows], parts
+
     def rows(self) -> list[dict[str, Any]]:
         """Every stored rollout as a dict, in step order (a run holds hundreds to a few thousand)."""
         import pyarrow.parquet as pq

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -43,6 +44,7 @@ from watercolour.run_records.gallery import write_gallery
 from watercolour.run_records.rollout_store import RolloutStore, gallery_items
 from watercolour.run_records.run_dir import CHECKPOINTS_DIR, checkpoint_step, latest_checkpoint
 from watercolour.training.distributed import ScoredSlices, per_process_config, process_state
+from watercolour.training.launch import FailAtStep, launched, record_rank_failure, train_in_processes
 from watercolour.training.paint_ahead import episode_seeds, render_ahead
 from watercolour.training.repaint_reward import RepaintReward, StepClock, close_episodes, episode_factory
 from watercolour.training.scoring_route import FanOut, describe, reward_for
@@ -532,14 +534,62 @@ def train(
     echo: Echo = True,
     fan_out: FanOut | None = None,
     step_hook: StepHookFactory | None = None,
+    fail_at_step: int | None = None,
 ) -> dict[str, Path]:
     """One run end to end: resume point, training, the adapter and the run's gallery. Returns what it wrote.
 
-    Under `accelerate launch` every process calls this; the main process alone writes the run's files (the others
-    return an empty dict: they wrote none of them) and every process trains its share.
+    With `training.processes` > 1 (and not already a rank), the run launches its ranks and waits for them
+    (`watercolour.training.launch`): `step_hook` then sees each step once the main rank has stored it, and a fan-out
+    is not used (each rank scores in process). Every rank calls this; the main process alone writes the run's files
+    (the others return an empty dict: they wrote none of them) and every process trains its share. `fail_at_step`
+    fails the run on purpose in the step after it (rehearsing a resume).
     """
     assert config.run_dir is not None, "RunConfig resolves run_dir when it is built"
     run_dir = Path(config.run_dir)
+    if config.training.processes > 1 and not launched():
+        resume_point(run_dir, resume)  # refused here, before any rank starts, as in one process
+        on_step = stored_step_hook(config, run_dir, step_hook) if step_hook is not None else None
+        return train_in_processes(config, resume, lambda line: tell(echo, line), on_step, fail_at_step)
+    if fail_at_step is not None:
+        step_hook = failing_at(fail_at_step, step_hook)
+    try:
+        return train_here(config, run_dir, resume, echo, fan_out, step_hook)
+    except Exception as error:
+        if launched():
+            record_rank_failure(run_dir, error)
+        raise
+
+
+def failing_at(step: int, step_hook: StepHookFactory | None) -> StepHookFactory:
+    """`step_hook` with `FailAtStep` after it."""
+
+    def hook(config: RunConfig, run_dir: Path, then: OnScored | None) -> OnScored:
+        return FailAtStep(step, step_hook(config, run_dir, then) if step_hook is not None else then)
+
+    return hook
+
+
+def stored_step_hook(config: RunConfig, run_dir: Path, step_hook: StepHookFactory) -> Callable[[int], None]:
+    """A launched run's steps, handed to `step_hook` from the store once the main rank has written each."""
+    hook = step_hook(config, run_dir, None)
+    store = RolloutStore(run_dir, config.training.num_generations)
+
+    def on_step(step: int) -> None:
+        prompts, completions, parts = store.step(step)
+        hook(prompts, completions, parts, {"trainer_state": SimpleNamespace(global_step=step - 1)})
+
+    return on_step
+
+
+def train_here(
+    config: RunConfig,
+    run_dir: Path,
+    resume: bool,
+    echo: Echo,
+    fan_out: FanOut | None,
+    step_hook: StepHookFactory | None,
+) -> dict[str, Path]:
+    """`train` in this process (one of a launched run's ranks, or the only one)."""
     processes = process_state()
     checkpoint = resume_point(run_dir, resume)  # every process decides the same, so all refuse or none does
     # Every process pins the same revision (a read-only hash); a resume against a changed pool is refused by all.
