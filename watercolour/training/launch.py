@@ -34,7 +34,7 @@ LAUNCH_LOG = "launch.log"
 DDP_CONFIG = "deployments/accelerate/ddp.yaml"
 # How often the caller looks at the ranks' output and the store while they train.
 POLL_S = 1.0
-STEP_LINE = re.compile(r"step \d+/\d+ \|.*")
+STEP_LINE = re.compile(r"step \d+/\d+ (\||in progress).*")
 
 
 class LaunchFailed(RuntimeError):
