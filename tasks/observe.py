@@ -136,6 +136,8 @@ class StepReporter:
         )
         assert isinstance(progress_id, UUID), "created from sync code, so not a coroutine"
         self.progress_id = progress_id
+        # The steps this reporter saw, for a run whose store is elsewhere (or not written yet).
+        self.reported: dict[int, list[dict[str, Any]]] = {}
         self.steps, self.rewards, self.card, self.letters = (
             Pinned(artifact_key(run_name, what), kind)
             for what, kind in (("steps", "markdown"), ("step-rewards", "table"), ("best-painting", "markdown"),
@@ -160,14 +162,15 @@ class StepReporter:
         update_progress_artifact(self.progress_id, min(100.0, 100.0 * step / self.total_steps), self.time_left(step))
 
     def steps_table(self, step: int, parts: list[RewardParts]) -> str:
-        """Every step so far, one row each, from the rollout store (this step's too, when the store has it)."""
+        """Every step so far, one row each: the rollout store's steps, and those this reporter saw that it lacks."""
         from watercolour.run_records.rollout_store import RolloutStore
 
-        by_step: dict[int, list[dict[str, Any]]] = {}
+        self.reported[step] = [{"reward": p.reward, "passed": p.passed, "on_subject": None} for p in parts]
+        by_step: dict[int, list[dict[str, Any]]] = dict(self.reported)
+        stored: dict[int, list[dict[str, Any]]] = {}
         for row in RolloutStore(self.run_dir, num_generations=1).rows():
-            by_step.setdefault(row["step"], []).append(row)
-        if step not in by_step:  # not stored here (another process records it): the step's own parts
-            by_step[step] = [{"reward": p.reward, "passed": p.passed, "on_subject": None} for p in parts]
+            stored.setdefault(row["step"], []).append(row)
+        by_step.update(stored)  # what the store holds wins: it has each rollout's subject, and a resume cut it back
         lines = [
             "| step | reward mean | best | gate | on subject | dead letters |",
             "|---|---|---|---|---|---|",
