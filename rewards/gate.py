@@ -160,8 +160,10 @@ def runtime_violations(render: RenderResult, coverage_floor: float) -> dict[str,
 
 
 # Reasons kept per violation code. A sketch with 3,000 refused names, or a render with thousands of attempts, made
-# one verdict line megabytes long (30 MB measured); the count of the rest is enough to act on.
+# one verdict line megabytes long (30 MB measured); the count of the rest is enough to act on. A reason is at most
+# MAX_REASON_CHARS long: a refused name can be a 20,000-character identifier.
 MAX_REASONS = 20
+MAX_REASON_CHARS = 500
 
 
 def capped(details: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -170,5 +172,6 @@ def capped(details: dict[str, list[str]]) -> dict[str, list[str]]:
     for code, reasons in details.items():
         if reasons:
             rest = len(reasons) - MAX_REASONS
-            out[code] = reasons[:MAX_REASONS] + ([f"... and {rest} more"] if rest > 0 else [])
+            kept = [reason[:MAX_REASON_CHARS] for reason in reasons[:MAX_REASONS]]
+            out[code] = kept + ([f"... and {rest} more"] if rest > 0 else [])
     return out
