@@ -24,6 +24,7 @@ from typing import Any
 from ground.records import RenderResult
 from renderers import harness
 from renderers.coverage import paint_coverage
+from renderers.paper import on_paper
 from renderers.watch import RenderWatch, scrubbed
 
 
@@ -61,14 +62,15 @@ class Outcome:
     fault_detail: str = ""
 
     def result(self, seed: int, render_ms: float) -> RenderResult:
-        """The render's outcome as the wire type, with the paint coverage of its PNG (at most size x size)."""
+        """The render's outcome as the wire type: its PNG on the paper (at most size x size) and the paint coverage."""
+        png = on_paper(self.png) if self.png else None
         return RenderResult(
-            ok=self.png is not None,
-            png=self.png,
+            ok=png is not None,
+            png=png,
             width=self.width,
             height=self.height,
             seed=seed,
-            coverage=paint_coverage(self.png) if self.png else None,
+            coverage=paint_coverage(png) if png else None,
             finished=self.reason in ("setup", "draw"),
             errors=self.errors,
             blocked_requests=self.blocked,

@@ -45,10 +45,7 @@ LUMINANCE = np.array([0.2126, 0.7152, 0.0722])
 
 
 def _rgb(png: bytes) -> np.ndarray:
-    image = Image.open(io.BytesIO(png)).convert("RGBA")
-    canvas = Image.new("RGBA", image.size, (255, 255, 255, 255))
-    canvas.alpha_composite(image)
-    return np.asarray(canvas.convert("RGB"))
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))  # opaque: the renderer put it on its paper
 
 
 def dark_ground(png: bytes) -> list[str]:
