@@ -9,7 +9,7 @@ fixtures in `watercolour/fixtures/gate/` (block letters "10/10", stroked "TOP", 
   a cream sheet 111 (one p5.brush wash is translucent, so a dark ground takes many). Under PALE_PAPER it is dark.
   So is a sheet more than half of which is under PALE_PAPER: over 391 good paintings (the pool and the procedural
   painter's, docs/experiments/2026-12-04-only-data-crosses.md) at most 16% of a sheet is, the flood and confetti
-  hacks 32%, near-black glazes over three quarters of a cream sheet (cream still the mode) 76%.
+  hacks 32%, near-black washes glazed over three quarters of a cream sheet (cream still the mode) 75%.
 - **Text**: Tesseract (Debian's `tesseract-ocr`) reads the paint mask (paint black, paper white, closed so brush
   texture and block cells join) as sparse text, ten times: at a third and at two thirds of its size, each level,
   turned 30 degrees either way and turned on end either way (READINGS). Over 391 good paintings (the pool and the

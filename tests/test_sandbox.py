@@ -13,7 +13,6 @@ render, while real TCP and UDP listeners on 127.0.0.1 wait for a packet that mus
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import threading
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from hostile import HONEST, expectation, meets
+from hostile import HONEST, expectation, meets, reward_parts_json
 
 from ground.records import RenderResult
 from ground.settings import GateSettings
@@ -104,7 +103,7 @@ async def test_every_hostile_sketch_gets_its_verdict_no_packet_leaves_and_a_good
         render = await one_slot.render(listeners.source(name))
         if not meets(FIXTURES / name, set(runtime_violations(render, FLOOR)), render.png, honest):
             wrong[name] = (sorted(runtime_violations(render, FLOOR)), render.fault_detail, render.errors[:2])
-        sizes[name] = len(json.dumps(runtime_violations(render, FLOOR))) + len(render.model_dump_json(exclude={"png"}))
+        sizes[name] = len(reward_parts_json(render, runtime_violations(render, FLOOR)))  # every one serialises
     assert wrong == {}
     # Bounded answers: no verdict and record past 40 kB (a flood of attempts once made a 30 MB line), and nothing
     # a sketch caused printed a traceback or logged an error (a request flood once printed 8,228 of them).

@@ -1,0 +1,14 @@
+// expect: brush_arguments
+// endShape(CLOSE), the p5 habit: the prompt lists endShape(true).
+function setup() {
+  createCanvas(600, 600, WEBGL);
+  translate(-300, -300);
+  background("#f6f0e4");
+  brush.noStroke();
+  brush.fill("#b0305a", 220);
+  brush.beginShape(0.5);
+  brush.vertex(100, 100);
+  brush.vertex(500, 100);
+  brush.vertex(300, 500);
+  brush.endShape(CLOSE);
+}
