@@ -26,9 +26,10 @@ BRUSH_METHODS: dict[str, tuple[str, str]] = {
 }
 ALLOWLIST: tuple[str, ...] = tuple(BRUSH_METHODS)
 # The kind of each argument a method takes, in the order its signature lists them: a call with other arguments is
-# refused (`brush_arguments`). Every one of the seed pool's and the procedural painter's ~56,000 brush calls takes
-# exactly these; p5.brush's own optional extras (a bleed direction, a fill's separate r, g, b) paint flat,
-# hard-edged shapes the prompt never asked for. A number is a finite one.
+# refused (`brush_arguments`). All 60,428 brush calls of 701 sketches (the seed pool, 624 of the procedural
+# painter's in three styles, the bench sketches, the hacks, the passing and honest fixtures) take exactly these;
+# p5.brush's own optional extras (fillBleed's direction, more fillTexture arguments) paint flat, hard-edged shapes
+# the prompt never asked for. A number is a finite one.
 ArgumentKind = Literal["number", "string", "boolean"]
 BRUSH_ARGUMENTS: dict[str, tuple[ArgumentKind, ...]] = {
     "scaleBrushes": ("number",),
