@@ -190,15 +190,15 @@ class Reader:
                 found.canvas_size.append(f"{snippet(node)}: the canvas is {CANVAS_SIZE} x {CANVAS_SIZE}")
 
     def fits(self, name: str, args: Node) -> bool:
-        """Whether a brush call's arguments can fit its signature: as many, and each literal of the listed kind."""
+        """Whether a brush call's arguments can fit its signature: as many, and each literal of the listed kind (a
+        spread, or any expression but a literal, is left to the render, which checks every call)."""
         values = [arg for arg in args.named_children if arg.type != "comment"]
         if any(arg.type == "spread_element" for arg in values):
             return True
-        kinds = BRUSH_ARGUMENTS[name]
-        if len(values) != len(kinds):
-            return False
-        return all(
-            LITERAL_KINDS.get(_unwrapped(arg).type, kind) == kind for arg, kind in zip(values, kinds, strict=True)
+        found, kinds = [LITERAL_KINDS.get(_unwrapped(arg).type) for arg in values], BRUSH_ARGUMENTS[name]
+        return len(found) == len(kinds) and all(
+            kind in (None, wanted) or (wanted, kind) == ("close", "boolean")
+            for kind, wanted in zip(found, kinds, strict=True)
         )
 
     def result_discarded(self, call: Node) -> bool:

@@ -24,6 +24,8 @@ from ground.prompt import BRUSH_ARGUMENTS, brush_arguments_wanted
 # The longest list a stand-in copies. A palette for random(list) or a max() over a row of numbers holds tens; a
 # copy reads one descriptor an item, so a list claiming a billion items would spin until the deadline.
 MAX_LIST = 10_000
+# p5's CLOSE constant (p5 2.3.4's constants module), which endShape takes besides a boolean.
+P5_CLOSE = "close"
 # How much of a string argument a refusal quotes: enough to recognise it, too little to carry a page of text.
 QUOTED_CHARS = 24
 
@@ -88,7 +90,11 @@ def boundary_script() -> str:
     if (primitive(value)) return text(value);
     return isArray(value) ? "a list" : kind === "object" ? "an object" : "a " + kind;
   }};
-  const fits = (kind, value) => (kind === "number" ? typeof value === "number" && finite(value) : typeof value === kind);
+  const fits = (kind, value) => {{
+    if (kind === "number") return typeof value === "number" && finite(value);
+    if (kind === "close") return typeof value === "boolean" || value === {json.dumps(P5_CLOSE)};
+    return typeof value === kind;
+  }};
   const brushArguments = (name, args) => {{
     const [kinds, wanted] = signatures[name];
     let fine = args.length === kinds.length;
