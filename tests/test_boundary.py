@@ -90,6 +90,22 @@ async def test_a_transparent_sheet_leaves_the_renderer_on_white_paper(two_slots)
 
 
 @pytest.mark.browser
+async def test_an_uncaught_refusal_of_the_copy_or_of_p5_is_a_runtime_error_that_names_it(two_slots):
+    getter, p5_error = [
+        await two_slots.render((FIXTURES / name).read_text())
+        for name in ("copy_getter_uncaught.js", "host_error_uncaught.js")
+    ]
+    assert getter.errors[0].startswith(
+        "unhandled rejection: TypeError: max() takes lists of plain values, not getters"
+    )
+    # The getter's dark disc was never painted: the honest disc covers 0.08 of the sheet, with it 0.17 (measured).
+    assert getter.png is None or getter.coverage < 0.12
+    assert p5_error.errors[0].startswith(
+        "unhandled rejection: TypeError: background() failed in p5: Invalid color string"
+    )
+
+
+@pytest.mark.browser
 async def test_a_refused_brush_call_names_the_call_and_the_prompt_s_signature(two_slots):
     render = await two_slots.render((FIXTURES / "brush_bleed_direction.js").read_text())
     assert render.fault == "brush_arguments"
