@@ -1,11 +1,13 @@
-"""`python -m bench.text_reader [--seeds N]`: what the gate's text reader reads, over N render seeds; one table.
+"""`python -m bench.text_reader [--seeds N] [--per-subject K]`: how often the gate's picture checks refuse good paintings.
 
-Not a timing benchmark: it measures the margin of `rewards.picture_rules`' bars. Negatives are paintings that hold
-no text (the seed pool, 24 procedural flowers, the bench sketches, the gate's sketches that pass and the tests'
-flower); positives are the gate's painted-text fixtures. For each group it prints the most confident word of two
-and of three or more letters and digits that Tesseract reads in any of its renders, and how many renders the bars
-(MIN_CONFIDENCE) would refuse. A good painting refused costs a rollout its whole reward: the negatives' refusals
-should be 0.
+Not a timing benchmark: it measures the false-refusal rate of `rewards.picture_rules` (a dark ground, text read in the
+paint) and the margin of the text reader's bars. Good paintings hold no text and a pale ground: the seed pool, the
+procedural painter's flowers of every subject (K full-style and K/2 compact ones a subject, from seed 100: the bars
+were chosen on seeds 0-15, so these are paintings they have not seen), the bench sketches and the gate's sketches that
+pass. Positives are the gate's painted-text fixtures, each rendered at N seeds. For each group it prints the most
+confident word of three or more letters and digits in the first reading and in the others, and how many renders the
+picture checks refuse; then the false-refusal rate over every good painting. A good painting refused costs a rollout
+its whole reward: it should be at most 1%.
 """
 
 from __future__ import annotations
@@ -19,85 +21,97 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 GATE_FIXTURES = ROOT / "watercolour" / "fixtures" / "gate"
-TEXT_FIXTURES = ("text_block_letters", "text_score_in_strokes", "text_stroked_word", "text_word_under_flower")
+HELD_OUT_SEED = 100
 
 
-def sketches() -> dict[str, dict[str, str]]:
-    """Group -> name -> sketch, for the negatives and the positives."""
-    from watercolour.policy.procedural import generate_sketch
+def sketches(per_subject: int, seeds: int) -> dict[str, list[tuple[str, int]]]:
+    """Group -> (sketch, render seed) pairs: the good paintings' groups first, then one group per text fixture."""
+    from ground.prompt import SUBJECTS
+    from watercolour.policy.procedural import compact_sketch, generate_sketch
 
     expected = json.loads((GATE_FIXTURES / "expected.json").read_text())
-    conftest = (ROOT / "tests" / "conftest.py").read_text()
-    flower = re.search(r'def flower_sketch\(\) -> str:\n.*?return """(.*?)"""', conftest, re.S)
-    groups: dict[str, dict[str, str]] = {
-        "pool": {p.stem: p.read_text() for p in sorted((ROOT / "ground" / "seed_pool").glob("*.js"))},
-        "procedural": {str(seed): generate_sketch(seed) for seed in range(24)},
-        "bench": {p.stem: p.read_text() for p in sorted((ROOT / "bench" / "sketches").glob("*.js"))},
-        "gate, passing": {
-            p.stem: p.read_text()
+    text = sorted(p for p in GATE_FIXTURES.glob("text_*.js") if not expected[p.name]["violations"] == ["text_drawing"])
+    full = range(HELD_OUT_SEED, HELD_OUT_SEED + per_subject)
+    compact = range(HELD_OUT_SEED, HELD_OUT_SEED + per_subject // 2)
+    groups: dict[str, list[tuple[str, int]]] = {
+        "pool": [(p.read_text(), 0) for p in sorted((ROOT / "ground" / "seed_pool").glob("*.js"))],
+        "procedural, full": [(generate_sketch(seed, subject), 0) for subject in SUBJECTS for seed in full],
+        "procedural, compact": [(compact_sketch(seed, subject), 0) for subject in SUBJECTS for seed in compact],
+        "bench": [(p.read_text(), 0) for p in sorted((ROOT / "bench" / "sketches").glob("*.js"))],
+        "gate, passing": [
+            (p.read_text(), 0)
             for p in sorted(GATE_FIXTURES.glob("*.js"))
-            if expected.get(p.name, {}).get("passed") and p.stem not in TEXT_FIXTURES
-        },
+            if expected.get(p.name, {}).get("passed") and p not in text
+        ],
     }
-    if flower:
-        groups["gate, passing"]["tests' flower"] = flower.group(1)
-    for name in TEXT_FIXTURES:
-        groups[f"text: {name.removeprefix('text_')}"] = {name: (GATE_FIXTURES / f"{name}.js").read_text()}
+    for path in text:
+        groups[f"text: {path.stem.removeprefix('text_')}"] = [(path.read_text(), seed) for seed in range(seeds)]
     return groups
 
 
-async def read_all(groups: dict[str, dict[str, str]], seeds: int) -> dict[str, list[list[tuple[str, float]]]]:
-    """Group -> one list of (word, confidence) per render that produced a picture."""
-    from renderers import BrowserPool
-    from rewards.picture_rules import _words
+Read = tuple[tuple[tuple[str, float, int], ...], list[str]]  # Tesseract's words, and the picture checks' refusals
 
-    pool = BrowserPool(browsers=2, pages_per_browser=2, deadline_s=30.0)
+
+async def read_all(groups: dict[str, list[tuple[str, int]]]) -> dict[str, list[Read]]:
+    """Group -> one (words, refusals) per render that produced a picture."""
+    from renderers import BrowserPool
+    from rewards.picture_rules import READER, dark_ground, painted_text
+
+    pool = BrowserPool(browsers=2, pages_per_browser=2, deadline_s=60.0)
     await pool.start()
-    reads: dict[str, list[list[tuple[str, float]]]] = {group: [] for group in groups}
+    reads: dict[str, list[Read]] = {group: [] for group in groups}
     slots = asyncio.Semaphore(4)
 
     async def one(group: str, source: str, seed: int) -> None:
         async with slots:
             result = await pool.render(source, seed=seed)
         if result.png is not None:
-            reads[group].append(list(await asyncio.to_thread(_words, result.png)))
+            words = await asyncio.wrap_future(READER.words(result.png))
+            reads[group].append((words, dark_ground(result.png) + await painted_text(result.png)))
 
     try:
-        jobs = [one(g, s, seed) for g, named in groups.items() for s in named.values() for seed in range(seeds)]
-        await asyncio.gather(*jobs)
+        await asyncio.gather(*(one(group, s, seed) for group, pairs in groups.items() for s, seed in pairs))
     finally:
         await pool.close()
     return reads
 
 
-def table(reads: dict[str, list[list[tuple[str, float]]]]) -> str:
-    from rewards.picture_rules import MIN_CONFIDENCE
+def table(reads: dict[str, list[Read]]) -> str:
+    from rewards.picture_rules import FIRST_READING_BAR, OTHER_READINGS_BAR
 
-    def length(word: str) -> int:
-        return len(re.sub(r"[^0-9A-Za-z]", "", word))
-
-    def best(render_reads: list[list[tuple[str, float]]], n: int) -> str:
-        words = [(c, w) for words in render_reads for w, c in words if min(length(w), 3) == n]
+    def best(group: list[Read], first: bool) -> str:
+        """The most confident word of three or more letters and digits, in the first reading or in the others."""
+        words = [
+            (c, w)
+            for ws, _ in group
+            for w, c, r in ws
+            if (r == 0) == first and len(re.sub(r"[^0-9A-Za-z]", "", w)) >= 3
+        ]
         return f'"{max(words)[1]}" {max(words)[0]:.0f}' if words else "none"
 
-    def refused(words: list[tuple[str, float]]) -> bool:
-        return any(length(w) >= 2 and c >= MIN_CONFIDENCE[min(length(w), 3)] for w, c in words)
-
-    bars = f"bars: two characters {MIN_CONFIDENCE[2]:.0f}, three or more {MIN_CONFIDENCE[3]:.0f}"
-    lines = [f"{'group':28} {'renders':>7} {'best word, 2':>16} {'best word, 3+':>18} {'refused':>8}   ({bars})"]
-    for group, render_reads in reads.items():
-        count = sum(refused(words) for words in render_reads)
+    bars = f"bars for a word of three or more: first reading {FIRST_READING_BAR:.0f}, others {OTHER_READINGS_BAR:.0f}"
+    lines = [f"{'group':28} {'renders':>7} {'best, first':>16} {'best, others':>16} {'refused':>8}   ({bars})"]
+    good = refused = 0
+    for group, group_reads in reads.items():
+        count = sum(bool(refusals) for _, refusals in group_reads)
+        if not group.startswith("text:"):
+            good, refused = good + len(group_reads), refused + count
         lines.append(
-            f"{group:28} {len(render_reads):>7} {best(render_reads, 2):>16} {best(render_reads, 3):>18} {count:>8}"
+            f"{group:28} {len(group_reads):>7} {best(group_reads, True):>16} {best(group_reads, False):>16} {count:>8}"
         )
+    rate = refused / good if good else 0.0
+    lines.append(f"false refusals: {refused} of {good} good paintings ({rate:.2%})")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.text_reader", description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=4, help="render seeds per sketch (default 4)")
+    parser.add_argument("--seeds", type=int, default=4, help="render seeds per text fixture (default 4)")
+    parser.add_argument(
+        "--per-subject", type=int, default=16, help="full-style procedural paintings a subject (default 16)"
+    )
     args = parser.parse_args(argv)
-    print(table(asyncio.run(read_all(sketches(), args.seeds))))
+    print(table(asyncio.run(read_all(sketches(args.per_subject, args.seeds)))))
 
 
 if __name__ == "__main__":

@@ -182,11 +182,9 @@ def judge_reason(comparisons: list[dict[str, Any]]) -> str:
 def picture_facts(png: bytes) -> PictureFacts:
     """Measure the picture: the offline scorer's features plus where the paint is and which colours it has."""
     features = image_features(png)
-    image = Image.open(io.BytesIO(png)).convert("RGBA")
-    canvas = Image.new("RGBA", image.size, (255, 255, 255, 255))
-    canvas.alpha_composite(image)
+    canvas = Image.open(io.BytesIO(png)).convert("RGB")  # opaque: the renderer put it on its paper
     canvas.thumbnail((ANALYSIS_SIZE, ANALYSIS_SIZE), Image.Resampling.BOX)
-    rgb = np.asarray(canvas.convert("RGB"), dtype=np.uint8)
+    rgb = np.asarray(canvas, dtype=np.uint8)
     paint = np.abs(rgb.astype(np.float64) - paper_colour(rgb)).max(axis=-1) > PAINT_THRESHOLD
     centre = extent = None
     if paint.any():

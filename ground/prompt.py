@@ -25,6 +25,34 @@ BRUSH_METHODS: dict[str, tuple[str, str]] = {
     "circle": ("circle(x, y, radius, scribble)", "paints a filled disc; scribble 0-1 roughens its edge"),
 }
 ALLOWLIST: tuple[str, ...] = tuple(BRUSH_METHODS)
+# The kind of each argument a method takes, in the order its signature lists them: a call with other arguments is
+# refused (`brush_arguments`). All 60,428 brush calls of 701 sketches (the seed pool, 624 of the procedural
+# painter's in three styles, the bench sketches, the hacks, the passing and honest fixtures) take exactly these;
+# p5.brush's own optional extras (fillBleed's direction, more fillTexture arguments) paint flat, hard-edged shapes
+# the prompt never asked for. A number is a finite one; "close" is true, false or CLOSE, the constant the prompt lists
+# for endShape (p5.brush closes the shape on any truthy argument).
+ArgumentKind = Literal["number", "string", "boolean", "close"]
+BRUSH_ARGUMENTS: dict[str, tuple[ArgumentKind, ...]] = {
+    "scaleBrushes": ("number",),
+    "noStroke": (),
+    "fill": ("string", "number"),
+    "noFill": (),
+    "fillBleed": ("number",),
+    "fillTexture": ("number", "number"),
+    "beginShape": ("number",),
+    "vertex": ("number", "number"),
+    "endShape": ("close",),
+    "circle": ("number", "number", "number", "number"),
+}
+
+
+def brush_arguments_wanted(name: str) -> str:
+    """What a brush method takes, in words for a refusal: "brush.fill(colorHex, opacity) takes a string and a ..."."""
+    said = {"number": "a finite number", "close": "true, false or CLOSE"}
+    words = [said.get(kind, f"a {kind}") for kind in BRUSH_ARGUMENTS[name]]
+    listed = " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words) or "nothing"
+    return f"brush.{BRUSH_METHODS[name][0]} takes {listed}"
+
 
 # The canvas every sketch paints on, in its own units: createCanvas(600, 600, WEBGL).
 CANVAS_SIZE = 600

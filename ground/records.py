@@ -3,9 +3,24 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+import re
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+
+# A lone surrogate: a sketch writes one as an ASCII escape ("\\ud800") in an error or an argument, Chromium hands it
+# over as such, and no UTF-8 encoder takes it (the rollout store's JSON raised). A pair never reaches Python split.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """`text` as valid UTF-8 can carry it: every lone surrogate replaced by U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+# Strings a sketch wrote or provoked: whoever builds a record with them, it serialises.
+SketchText = Annotated[str, AfterValidator(valid_text)]
 
 
 def sketch_hash(source: str) -> str:
@@ -25,8 +40,10 @@ class RenderResult(BaseModel):
     finished: bool = Field(default=False, description="setup (and one draw, if any) completed before the deadline.")
     timed_out: bool = Field(default=False, description="The hard deadline killed the page.")
     crashed: bool = Field(default=False, description="The page crashed (for example it hit the heap cap).")
-    errors: list[str] = Field(default_factory=list, description="Console errors, uncaught errors, rejections.")
-    blocked_requests: list[str] = Field(default_factory=list, description="Network requests the page attempted.")
+    errors: list[SketchText] = Field(default_factory=list, description="Console errors, uncaught errors, rejections.")
+    blocked_requests: list[SketchText] = Field(
+        default_factory=list, description="Network requests the page attempted."
+    )
     render_ms: float = Field(default=0.0, description="Wall time from submit to PNG, queueing excluded.")
     draw_ms: float | None = Field(default=None, description="In-page time from sketch start to last frame.")
     fault: str | None = Field(
@@ -35,7 +52,7 @@ class RenderResult(BaseModel):
         "(its picture could not be read), 'oversize' (its canvas exceeds the requested size), 'harness' (it broke "
         "the harness otherwise). A gate failure, never an infrastructure fault.",
     )
-    fault_detail: str = Field(default="", description="What the fault was, for people.")
+    fault_detail: SketchText = Field(default="", description="What the fault was, for people.")
 
     def summary(self) -> dict:
         """Everything but the PNG bytes, for JSON lines and logs."""
@@ -47,8 +64,14 @@ class GateVerdict(BaseModel):
 
     passed: bool
     violations: list[str] = Field(default_factory=list, description="Violation codes, e.g. 'not_webgl'.")
-    details: dict[str, list[str]] = Field(default_factory=dict, description="Code -> offending names or messages.")
-    sketch: str | None = Field(default=None, description="The extracted sketch, None when there was none.")
+    details: dict[str, list[SketchText]] = Field(
+        default_factory=dict, description="Code -> offending names or messages."
+    )
+    sketch: SketchText | None = Field(
+        default=None,
+        description="The extracted sketch, None when there was none. One with a lone surrogate is refused "
+        "(`ambiguous_source`), so only a refused sketch is ever changed here.",
+    )
     sketch_hash: str | None = None
     counts: dict[str, int] = Field(
         default_factory=dict, description="Call sites of beginShape, vertex, circle and fill, for shape metrics."

@@ -4,6 +4,8 @@ The rules, decided here and enforced by `rewards.gate`:
 
 - **Brush methods** are the static members named on the global `brush` (`brush.X`, called or not). Their
   results are p5.brush's internal shapes (with `hatch` and stroke methods): discarded or returned, never kept.
+  A call takes the arguments the prompt lists (`ground.prompt.BRUSH_ARGUMENTS`): the count, and the kind of each
+  literal; a spread or a computed value is left to the render, where the stand-in checks every call.
 - **Names by allowlist** (`ground.sketch_names`): a global the prompt does not permit, or a permitted one
   used otherwise (a p5 setter's result, `Math` as a value), is `unlisted_names`; writing a global or an
   undeclared name is `global_writes`. `this` outside a class body is the page's global object: refused.
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from ground.js_scope import ScopeWalk, descendants, node_text, string_words
-from ground.prompt import CANVAS_SIZE, JS_NAMESPACES
+from ground.prompt import BRUSH_ARGUMENTS, CANVAS_SIZE, JS_NAMESPACES, brush_arguments_wanted
 from ground.sketch_names import (
     EXTERNAL_NAMES,
     EXTERNAL_PROPERTIES,
@@ -64,6 +66,7 @@ class SketchInventory:
     global_writes: list[str] = field(default_factory=list)
     ambiguous_source: list[str] = field(default_factory=list)  # where tree-sitter and V8 may disagree
     canvas_size: list[str] = field(default_factory=list)  # createCanvas with a literal side other than 600
+    brush_arguments: list[str] = field(default_factory=list)  # a brush call the prompt's signature does not fit
     syntax_error_lines: list[int] = field(default_factory=list)
     truncated: bool = False
 
@@ -74,6 +77,9 @@ class SketchInventory:
 
 
 LISTS = ("bare_primitives", "text_drawing", "external_access", "computed_access", "unlisted_names", "global_writes")
+# The kind a literal argument is, by its node type; any other expression's kind is known only when it runs.
+LITERAL_KINDS = {"number": "number", "string": "string", "template_string": "string", "true": "boolean"}
+LITERAL_KINDS |= {"false": "boolean", "null": "null", "undefined": "undefined", "array": "list", "object": "object"}
 INERT = frozenset({"comment", "string", "template_string", "regex"})
 # What tree-sitter-javascript parses and Node 20's V8 refuses to compile (measured): JSX, which hid a call in its
 # text (`<b>ellipse()</b>`), decorators and `using` declarations. No sketch needs them: a syntax error.
@@ -150,6 +156,8 @@ class Reader:
             obj, name = function.child_by_field_name("object"), node_text(function.child_by_field_name("property"))
             if obj is not None and node_text(obj) == "brush":
                 found.brush_calls[name] += 1
+                if name in BRUSH_ARGUMENTS and args is not None and not self.fits(name, args):
+                    found.brush_arguments.append(f"{snippet(node)}: {brush_arguments_wanted(name)}")
                 if not self.result_discarded(node):
                     found.unlisted_names.append(
                         f"{snippet(node)}: its result is p5.brush's own shape, whose methods are not on the list"
@@ -180,6 +188,18 @@ class Reader:
             sides = [_unwrapped(a) for a in args.named_children[:2]]
             if any(side.type == "number" and node_text(side) != str(CANVAS_SIZE) for side in sides):
                 found.canvas_size.append(f"{snippet(node)}: the canvas is {CANVAS_SIZE} x {CANVAS_SIZE}")
+
+    def fits(self, name: str, args: Node) -> bool:
+        """Whether a brush call's arguments can fit its signature: as many, and each literal of the listed kind (a
+        spread, or any expression but a literal, is left to the render, which checks every call)."""
+        values = [arg for arg in args.named_children if arg.type != "comment"]
+        if any(arg.type == "spread_element" for arg in values):
+            return True
+        found, kinds = [LITERAL_KINDS.get(_unwrapped(arg).type) for arg in values], BRUSH_ARGUMENTS[name]
+        return len(found) == len(kinds) and all(
+            kind in (None, wanted) or (wanted, kind) == ("close", "boolean")
+            for kind, wanted in zip(found, kinds, strict=True)
+        )
 
     def result_discarded(self, call: Node) -> bool:
         """Whether a call's value is thrown away, or handed back by an arrow body or a return to its caller (the

@@ -8,11 +8,12 @@ holds the ten brush methods, the p5 statements, maths and constants, and the Jav
 instance, timer, console or host constructor exists in its scope, whatever `this`, key, prototype or returned
 value it uses. The static check stays as the first, friendly refusal; this is the wall.
 
-Each stand-in passes only primitives (numbers, strings, booleans) and arrays of them into p5, so no code of the
-sketch runs inside p5 or p5.brush, and hands back only primitives (or an element of the sketch's own list, for
-`random(list)`): a brush call returns nothing, a p5 statement nothing. `createCanvas` paints only at the prompt's
-600 x 600 WEBGL; anything else is refused, and so is a flood of brush calls. When the harness takes the picture
-every stand-in goes dead, so nothing the sketch runs afterwards (a detached promise) reaches the canvas.
+Each stand-in hands p5 and p5.brush only data the harness copied out of the sketch's arguments
+(renderers/boundary.py), so no code of the sketch runs inside p5 or p5.brush, and hands back only primitives (or
+an element of the sketch's own list, for `random(list)`): a brush call returns nothing, a p5 statement nothing. A
+brush method takes exactly the arguments the prompt lists. `createCanvas` paints only at the prompt's 600 x 600
+WEBGL; anything else is refused, and so is a flood of brush calls. When the harness takes the picture every
+stand-in goes dead, so nothing the sketch runs afterwards (a detached promise) reaches the canvas.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ground.prompt import (
     P5_MATHS,
     P5_STATEMENTS,
 )
+from renderers import boundary
 
 
 # The most brush calls one render may make. The seed pool's sketches make at most ~900 and the procedural ones
@@ -79,44 +81,34 @@ def confine_script() -> str:
     return f"""(refuse) => {{
   const names = {json.dumps(names)};
   const apply = Reflect.apply, defineProperty = Reflect.defineProperty, ownKeys = Reflect.ownKeys;
-  const deleteProperty = Reflect.deleteProperty, isArray = Array.isArray;
-  const slice = Array.prototype.slice, includes = Array.prototype.includes;
+  const deleteProperty = Reflect.deleteProperty, isArray = Array.isArray, includes = Array.prototype.includes;
   const page = window, painter = window.brush, SIZE = {CANVAS_SIZE}, MAX_CALLS = {MAX_BRUSH_CALLS};
+  const {{ datum, element, describe, brushArguments, guarded }} = ({boundary.boundary_script()})(refuse);
   lockdown({json.dumps(LOCKDOWN_OPTIONS)});
   let live = true, calls = 0;
   const plain = (value) => value === null || (typeof value !== "object" && typeof value !== "function");
-  // An argument is a primitive or a list of them, copied, so p5 never holds a value the sketch can trap.
-  const argument = (name, value, anyItems) => {{
-    if (plain(value)) return value;
-    if (isArray(value)) {{
-      const copy = apply(slice, value, []);
-      if (anyItems) return copy;
-      for (let i = 0; i < copy.length; i++) if (!plain(copy[i])) throw new TypeError(name + "() takes numbers or strings");
-      return copy;
-    }}
-    throw new TypeError(name + "() takes numbers, strings or lists of them");
-  }};
   const pageFunction = (name) => {{
     const found = page[name];
     if (typeof found !== "function") throw new ReferenceError(name + " is available only once setup runs");
     return found;
   }};
-  const call = (name, args, anyItems) => {{
+  const call = (name, args, lists) => {{
     const passed = [];
-    for (let i = 0; i < args.length; i++) passed[i] = argument(name, args[i], anyItems);
-    return [passed, pageFunction(name)];
+    for (let i = 0; i < args.length; i++) passed[i] = datum(name, args[i], lists);
+    return guarded(name, pageFunction(name), undefined, passed);
   }};
   const statement = (name) => (...args) => {{
-    if (!live) return undefined;
-    const [passed, found] = call(name, args, false);
-    apply(found, undefined, passed);
+    if (live) call(name, args, true);
     return undefined;
   }};
+  // random(list) is p5's own draw, random(), turned into an index the way p5 does (floor(r * length)): the same
+  // random stream and the same choice, read out of the sketch's list as data and handed back to the sketch.
   const maths = (name) => (...args) => {{
-    const lists = apply(includes, names.lists, [name]);
-    const [passed, found] = call(name, args, name === "random");
-    const out = apply(found, undefined, passed);
-    if (plain(out) || (lists && isArray(passed[0]) && apply(includes, passed[0], [out]))) return out;
+    if (name === "random" && args.length === 1 && isArray(args[0])) {{
+      return element(name, args[0], guarded(name, pageFunction(name), undefined, []));
+    }}
+    const out = call(name, args, apply(includes, names.lists, [name]));
+    if (plain(out)) return out;
     throw new TypeError(name + "() returned something that is not a number");
   }};
   const brushMethod = (name) => (...args) => {{
@@ -127,20 +119,20 @@ def confine_script() -> str:
       refuse("flood", "more than " + MAX_CALLS + " brush calls");
       return undefined;
     }}
-    const passed = [];
-    for (let i = 0; i < args.length; i++) passed[i] = argument("brush." + name, args[i], false);
-    apply(painter[name], painter, passed);
+    const passed = brushArguments(name, args);
+    if (passed) guarded("brush." + name, painter[name], painter, passed);
     return undefined;
   }};
   const createCanvas = (...args) => {{
     if (!live) return undefined;
     const [w, h, mode] = args;
+    const asked = "createCanvas(" + describe(w) + ", " + describe(h);
     if (mode !== page.WEBGL) {{
-      refuse("not_webgl", "createCanvas(" + String(w) + ", " + String(h) + ", " + String(mode) + "): call createCanvas(600, 600, WEBGL)");
+      refuse("not_webgl", asked + ", " + describe(mode) + "): call createCanvas(600, 600, WEBGL)");
     }} else if (w !== SIZE || h !== SIZE) {{
-      refuse("canvas_size", "createCanvas(" + String(w) + ", " + String(h) + ", WEBGL): the canvas is " + SIZE + " x " + SIZE);
+      refuse("canvas_size", asked + ", WEBGL): the canvas is " + SIZE + " x " + SIZE);
     }} else {{
-      apply(pageFunction("createCanvas"), undefined, [SIZE, SIZE, mode]);
+      guarded("createCanvas", pageFunction("createCanvas"), undefined, [SIZE, SIZE, mode]);
     }}
     return undefined;
   }};
@@ -163,7 +155,9 @@ def confine_script() -> str:
     }} }});
   }}
   const EVALUATE_OPTIONS = {json.dumps(EVALUATE_OPTIONS)};
-  const entry = (fn) => function () {{ return apply(fn, undefined, []); }};
+  // p5 awaits setup and draw: it gets the harness's own promise, settled with nothing once the sketch's result
+  // has, so p5 never reads a value the sketch returned (a thenable's `then` would run on p5's stack).
+  const entry = (fn) => async function () {{ await apply(fn, undefined, []); }};
   return {{
     run(source) {{
       const found = compartment.evaluate(

@@ -27,11 +27,8 @@ def paper_colour(rgb: np.ndarray) -> np.ndarray:
 
 def paint_coverage(png: bytes) -> float:
     """Share of pixels whose max-channel distance from the paper colour exceeds PAINT_THRESHOLD."""
-    image = Image.open(io.BytesIO(png)).convert("RGBA")
-    rgba = np.asarray(image, dtype=np.float32)
-    # Composite over white: a transparent canvas is white paper, not black.
-    alpha = rgba[..., 3:4] / 255.0
-    rgb = rgba[..., :3] * alpha + 255.0 * (1.0 - alpha)
+    # The renderer's pictures are opaque (renderers.paper): composited over the paper once, there.
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.float32)
     paper = paper_colour(rgb.astype(np.uint8))
     distance = np.abs(rgb - paper).max(axis=-1)
     return float((distance > PAINT_THRESHOLD).mean())

@@ -24,7 +24,8 @@ from typing import Any
 from ground.records import RenderResult
 from renderers import harness
 from renderers.coverage import paint_coverage
-from renderers.watch import RenderWatch
+from renderers.paper import on_paper
+from renderers.watch import RenderWatch, scrubbed
 
 
 # After an uncaught error, how long the finish mark may still come: the old in-page probe's 50 ms, which
@@ -61,14 +62,15 @@ class Outcome:
     fault_detail: str = ""
 
     def result(self, seed: int, render_ms: float) -> RenderResult:
-        """The render's outcome as the wire type, with the paint coverage of its PNG (at most size x size)."""
+        """The render's outcome as the wire type: its PNG on the paper (at most size x size) and the paint coverage."""
+        png = on_paper(self.png) if self.png else None
         return RenderResult(
-            ok=self.png is not None,
-            png=self.png,
+            ok=png is not None,
+            png=png,
             width=self.width,
             height=self.height,
             seed=seed,
-            coverage=paint_coverage(self.png) if self.png else None,
+            coverage=paint_coverage(png) if png else None,
             finished=self.reason in ("setup", "draw"),
             errors=self.errors,
             blocked_requests=self.blocked,
@@ -161,7 +163,7 @@ class Slot:
     def _block(self, url: str) -> None:
         """Record a refused request; past the watcher's cap the render is a flood."""
         if len(self.blocked) < MAX_BLOCKED:
-            self.blocked.append(url[:200])
+            self.blocked.append(scrubbed(url, 200))
         else:
             self.watch.flood(f"more than {MAX_BLOCKED} network requests")
 
@@ -233,9 +235,10 @@ class Slot:
             outcome.reason, outcome.draw_ms = state["reason"], state["drawMs"]
             outcome.width, outcome.height = state["w"], state["h"]
             self.watch.note_refused(state["policy"])
-            outcome.blocked = list(state["hints"]) + await self._until(self.watch.child_reports())
+            hints = list(state["hints"]) + await self._until(self.watch.child_reports())
+            outcome.blocked = [scrubbed(str(hint), 200) for hint in hints]
             if state["refused"]:
-                outcome.fault, outcome.fault_detail = (str(part)[:500] for part in state["refused"])
+                outcome.fault, outcome.fault_detail = (scrubbed(str(part)) for part in state["refused"])
             elif state["oversize"]:
                 outcome.fault = "oversize"
                 outcome.fault_detail = f"the canvas is {state['w']}x{state['h']}; the limit is {size}x{size}"
@@ -254,7 +257,7 @@ class Slot:
         except (PlaywrightError, RuntimeError, ValueError, binascii.Error, KeyError, TypeError, IndexError) as error:
             if self.crashed or not self.browser.is_connected():
                 raise
-            outcome.png, outcome.fault, outcome.fault_detail = None, "readback", f"readback failed: {error}"[:500]
+            outcome.png, outcome.fault, outcome.fault_detail = None, "readback", scrubbed(f"readback failed: {error}")
 
     async def close(self) -> None:
         await self.context.close()

@@ -25,6 +25,7 @@ from ground.records import RenderResult
 from renderers.assets import LIBRARIES, library
 from renderers.isolation import offline_launch
 from renderers.page import PageCrashed, Slot
+from renderers.watch import scrubbed
 
 
 # Debian's chromium (`make setup`); WATERCOLOUR_CHROMIUM points elsewhere (the GPU box's bundled launcher).
@@ -201,12 +202,12 @@ class BrowserPool:
                     ) from error
                 if _is_crash(slot, error):
                     reason = f"the page crashed (heap cap {self.heap_mb} MB, or a runaway sketch): {error}"
-                    return _failure(slot, seed, started, crashed=True, errors=[reason[:500]])
+                    return _failure(slot, seed, started, crashed=True, errors=[scrubbed(reason)])
                 # The browser lives and its page did not crash, so the sketch, the only input that differs
                 # between renders, broke the harness (a frame it tore down, a reply it corrupted): its fault.
                 # A bug of the harness itself would fail good sketches too, which the tests render.
                 return _failure(
-                    slot, seed, started, fault="harness", fault_detail=f"{type(error).__name__}: {error}"[:500]
+                    slot, seed, started, fault="harness", fault_detail=scrubbed(f"{type(error).__name__}: {error}")
                 )
             if slot.renders >= self.recycle_after or result.fault == "flood":  # a flooding page may flood on
                 self._retire(index, slot)

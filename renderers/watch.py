@@ -12,15 +12,23 @@ import asyncio
 import re
 from typing import Any
 
+from ground.records import valid_text
 from renderers import harness
 
 
-# Each render's files live under a random token; texts drop it so equal sketches report equal errors.
-TOKEN = re.compile(r"/r/[0-9a-f]{32}/")
+# Each render's files live under a random token; texts drop it so equal sketches report equal errors, and no
+# verdict carries the path of a render's one-time files, whole or cut short (a refusal quotes 24 characters of a
+# string the sketch chose, which can start at the token).
+TOKEN = re.compile(r"/r/[0-9a-f]{1,32}/?")
 MAX_ATTEMPTS = 20
 MAX_TEXT = 500
 # Child frames whose link hints are read: a sketch that floods frames should not buy itself protocol calls.
 MAX_CHILD_FRAMES = 8
+
+
+def scrubbed(text: str, limit: int = MAX_TEXT) -> str:
+    """A string the sketch wrote or provoked, as a verdict carries it: no render token, valid UTF-8, capped."""
+    return valid_text(TOKEN.sub("/", text))[:limit]
 
 
 def _describe(details: dict) -> str:
@@ -123,7 +131,7 @@ class RenderWatch:
         harness did not serve, like a request the router aborts: a network attempt.
         """
         for kind, text in refused:
-            text = TOKEN.sub("/", str(text))
+            text = scrubbed(str(text))
             if kind == "code":
                 self._error(f"content security policy: {text}")
             else:
@@ -132,7 +140,7 @@ class RenderWatch:
     def attempt(self, text: str) -> None:
         """Record a network attempt; past MAX_ATTEMPTS the render is a flood."""
         if len(self.attempts) < MAX_ATTEMPTS:
-            self.attempts.append(TOKEN.sub("/", text)[:200])
+            self.attempts.append(scrubbed(text, 200))
         else:
             self.flood(f"more than {MAX_ATTEMPTS} network attempts")
 
@@ -177,7 +185,7 @@ class RenderWatch:
             self._navigation(event.get("url", ""))
 
     def _navigation(self, url: str) -> None:
-        self.navigations.append(TOKEN.sub("/", url)[:200])
+        self.navigations.append(scrubbed(url, 200))
         self.trouble.set()
 
     def _on_exception(self, event: dict) -> None:
@@ -192,7 +200,7 @@ class RenderWatch:
 
     def _error(self, text: str) -> None:
         if len(self.errors) < harness.MAX_ERRORS:
-            self.errors.append(TOKEN.sub("/", text)[:MAX_TEXT])
+            self.errors.append(scrubbed(text))
         else:
             self.flood(f"more than {harness.MAX_ERRORS} errors")
 

@@ -16,6 +16,7 @@ records a dead letter and the rollout's reward is None.
 | `missing_entry_points` | static | no `setup` that p5 can see (a function declaration, `var` or assignment at top level) |
 | `not_webgl` | static | no `createCanvas(..., WEBGL)`, or a `createCanvas` without it |
 | `method_outside_allowlist` | static | a `brush.X` whose X is not one of the allowed methods |
+| `brush_arguments` | static, render | a brush call with other arguments than the prompt lists (`fill(colorHex, opacity)`: a string and a finite number); at render the first such call ends it |
 | `bare_primitives` | static | p5 drawing called without `brush.` (`ellipse(...)`, `window.rect`, `new p5`, `drawingContext`) |
 | `text_drawing` | static | text drawn on the canvas (`text(...)`, `textToPoints`, `fillText`) |
 | `external_access` | static | loaders, network, eval and the DOM (`loadImage`, `fetch`, `new Image`, `import()`, `eval`, ...) |
@@ -77,6 +78,7 @@ def static_check(completion: str, settings: GateSettings | None = None) -> GateV
         "not_webgl": [] if found.webgl else ["call createCanvas(600, 600, WEBGL)"],
         "canvas_size": found.canvas_size,
         "method_outside_allowlist": [f"brush.{name}" for name in found.outside_allowlist],
+        "brush_arguments": found.brush_arguments,
         "bare_primitives": found.bare_primitives,
         "text_drawing": found.text_drawing,
         "external_access": found.external_access,
@@ -113,6 +115,14 @@ async def gate(completion: str, pool: Renderer, seed: int = 0, settings: GateSet
             f"no render within {settings.deadline_s} s although the pool kills pages at its own deadline: "
             "the renderer is stuck; restart the pool or raise GateSettings.deadline_s if it is only saturated"
         ) from error
+    details = await render_violations(render, settings)
+    return verdict.model_copy(
+        update={"passed": not details, "violations": list(details), "details": details, "render": render}
+    )
+
+
+async def render_violations(render: RenderResult, settings: GateSettings) -> dict[str, list[str]]:
+    """Violation code -> reasons for one render: what the page did, then the picture's own checks on a clean one."""
     details = runtime_violations(render, settings.coverage_floor)
     if not details and render.png is not None:
         details = capped({"dark_ground": dark_ground(render.png)})
@@ -121,9 +131,7 @@ async def gate(completion: str, pool: Renderer, seed: int = 0, settings: GateSet
             details = capped({"text_in_picture": await painted_text(render.png)})
         except TextReaderMissing as error:
             raise RendererUnavailable(str(error)) from error
-    return verdict.model_copy(
-        update={"passed": not details, "violations": list(details), "details": details, "render": render}
-    )
+    return details
 
 
 # The renderer's fault kinds (RenderResult.fault) and the violation code each one is.
@@ -135,6 +143,7 @@ FAULT_CODES = {
     "canvas_size": "canvas_size",
     "not_webgl": "not_webgl",
     "flood": "flood",
+    "brush_arguments": "brush_arguments",
 }
 
 
@@ -160,8 +169,10 @@ def runtime_violations(render: RenderResult, coverage_floor: float) -> dict[str,
 
 
 # Reasons kept per violation code. A sketch with 3,000 refused names, or a render with thousands of attempts, made
-# one verdict line megabytes long (30 MB measured); the count of the rest is enough to act on.
+# one verdict line megabytes long (30 MB measured); the count of the rest is enough to act on. A reason is at most
+# MAX_REASON_CHARS long: a refused name can be a 20,000-character identifier.
 MAX_REASONS = 20
+MAX_REASON_CHARS = 500
 
 
 def capped(details: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -170,5 +181,6 @@ def capped(details: dict[str, list[str]]) -> dict[str, list[str]]:
     for code, reasons in details.items():
         if reasons:
             rest = len(reasons) - MAX_REASONS
-            out[code] = reasons[:MAX_REASONS] + ([f"... and {rest} more"] if rest > 0 else [])
+            kept = [reason[:MAX_REASON_CHARS] for reason in reasons[:MAX_REASONS]]
+            out[code] = kept + ([f"... and {rest} more"] if rest > 0 else [])
     return out

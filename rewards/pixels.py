@@ -1,4 +1,4 @@
-"""A picture as the offline stand-ins see it: composited over white, shrunk, its paint found, in HSV.
+"""A picture as the offline stand-ins see it: shrunk, its paint found, in HSV.
 
 Shared by the image-statistics scorer and judge (`rewards.offline_aesthetic`, `rewards.judging.offline_judge`) and the
 subject match (`rewards.subject_match`), so a picture is decoded once per score.
@@ -21,7 +21,7 @@ ANALYSIS_SIZE = 160
 
 @dataclass(frozen=True)
 class Pixels:
-    """A picture composited over white and shrunk to ANALYSIS_SIZE: its pixels, which are paint, and their HSV."""
+    """A picture shrunk to ANALYSIS_SIZE: its pixels, which are paint, and their HSV."""
 
     rgb: np.ndarray
     paint: np.ndarray
@@ -30,12 +30,10 @@ class Pixels:
 
 
 def analyse(png: bytes) -> Pixels:
-    """Decode, composite over white, shrink with a box filter, and find the paint and its hue and saturation."""
-    image = Image.open(io.BytesIO(png)).convert("RGBA")
-    canvas = Image.new("RGBA", image.size, (255, 255, 255, 255))
-    canvas.alpha_composite(image)
+    """Decode, shrink with a box filter, and find the paint and its hue and saturation."""
+    canvas = Image.open(io.BytesIO(png)).convert("RGB")  # opaque: the renderer put it on its paper (renderers.paper)
     canvas.thumbnail((ANALYSIS_SIZE, ANALYSIS_SIZE), Image.Resampling.BOX)
-    rgb = np.asarray(canvas.convert("RGB"), dtype=np.float64)
+    rgb = np.asarray(canvas, dtype=np.float64)
     paint = np.abs(rgb - paper_colour(rgb.astype(np.uint8))).max(axis=-1) > PAINT_THRESHOLD
     top, bottom = rgb.max(axis=-1), rgb.min(axis=-1)
     saturation = np.where(top > 0, (top - bottom) / np.maximum(top, 1e-9), 0.0)

@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 
 import watercolour
+from ground.records import RewardParts
 from ground.settings import GateSettings
 from renderers import RendererUnavailable
 from rewards.gate import gate, static_check
@@ -41,7 +42,13 @@ def completion(name: str) -> str:
 
 
 def assert_expected(name: str, verdict) -> None:
+    """The fixture's expected verdict, and a record of it the rollout store can write (every string valid UTF-8)."""
     expected = EXPECTED[name]
+    record = RewardParts(reward=0.0 if not verdict.passed else None, verdict=verdict)
+    assert (
+        json.loads(record.model_dump_json(exclude={"verdict": {"render": {"png"}}}))["verdict"]["passed"]
+        is verdict.passed
+    )
     assert verdict.passed is expected["passed"], (name, verdict.violations, verdict.details)
     assert set(expected["violations"]) <= set(verdict.violations), (name, verdict.violations, verdict.details)
     if "any_of" in expected:

@@ -13,7 +13,6 @@ render, while real TCP and UDP listeners on 127.0.0.1 wait for a packet that mus
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import threading
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from hostile import HONEST, expectation, meets, reward_parts_json
 
 from ground.records import RenderResult
 from ground.settings import GateSettings
@@ -73,34 +73,6 @@ class Listeners:
         self.udp.close()
 
 
-# The painting every `honest` fixture makes around its attack.
-HONEST = """function setup() {
-  createCanvas(600, 600, WEBGL);
-  translate(-300, -300);
-  background("#f6f0e4");
-  brush.noStroke(); brush.fill("#b0305a", 220); brush.circle(300, 300, 140, 0.3);
-}
-"""
-
-
-def expectation(name: str) -> tuple[str, set[str]]:
-    """('pass' | 'honest' | 'all' | 'any_of', codes) from the fixture's first line."""
-    words = (FIXTURES / name).read_text().splitlines()[0].removeprefix("// expect:").split()
-    if words in (["pass"], ["honest"]):
-        return words[0], set()
-    if words[0] == "any_of":
-        return "any_of", set(words[1:])
-    return "all", set(words)
-
-
-def meets(name: str, render: RenderResult, honest: bytes) -> bool:
-    kind, codes = expectation(name)
-    found = set(runtime_violations(render, FLOOR))
-    if kind == "honest":
-        return not found and render.png == honest
-    return {"pass": not found, "all": bool(codes) and codes <= found, "any_of": bool(codes & found)}[kind]
-
-
 @pytest.fixture(scope="module")
 def listeners():
     server = Listeners()
@@ -116,7 +88,9 @@ async def one_slot():
 
 def test_there_are_at_least_40_hostile_fixtures_each_with_a_verdict():
     assert len(NAMES) >= 40
-    assert all(expectation(name)[0] in ("pass", "honest") or expectation(name)[1] for name in NAMES)
+    assert all(
+        expectation(FIXTURES / name)[0] in ("pass", "honest") or expectation(FIXTURES / name)[1] for name in NAMES
+    )
 
 
 @pytest.mark.browser
@@ -127,9 +101,9 @@ async def test_every_hostile_sketch_gets_its_verdict_no_packet_leaves_and_a_good
     wrong, sizes = {}, {}
     for name in NAMES:
         render = await one_slot.render(listeners.source(name))
-        if not meets(name, render, honest):
+        if not meets(FIXTURES / name, set(runtime_violations(render, FLOOR)), render.png, honest):
             wrong[name] = (sorted(runtime_violations(render, FLOOR)), render.fault_detail, render.errors[:2])
-        sizes[name] = len(json.dumps(runtime_violations(render, FLOOR))) + len(render.model_dump_json(exclude={"png"}))
+        sizes[name] = len(reward_parts_json(render, runtime_violations(render, FLOOR)))  # every one serialises
     assert wrong == {}
     # Bounded answers: no verdict and record past 40 kB (a flood of attempts once made a 30 MB line), and nothing
     # a sketch caused printed a traceback or logged an error (a request flood once printed 8,228 of them).

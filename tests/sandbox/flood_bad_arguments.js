@@ -1,5 +1,5 @@
-// expect: flood
-// Thousands of refused arguments, each a rejected promise with a long message.
+// expect: brush_arguments
+// Thousands of refused arguments, each a rejected promise with a long message: the first ends the render.
 function setup() {
   createCanvas(600, 600, WEBGL);
   translate(-300, -300);

@@ -1,5 +1,6 @@
-// expect: honest
-// Arguments with valueOf and getters that would run inside p5 and p5.brush.
+// expect: brush_arguments
+// Arguments with valueOf and getters that would run inside p5 and p5.brush: a brush method takes only the
+// prompt's kinds, so the first such call ends the render.
 function setup() {
   createCanvas(600, 600, WEBGL);
   translate(-300, -300);

@@ -1,6 +1,6 @@
 """Reward-hacking guards, measured: allowlisted sketches built to game a scorer, scored beside the reference pool.
 
-Each hack (seven in `fixtures/hacks/`, and a copy of a `love` pool painting) passes the gate on purpose (it keeps to
+Each hack (eight in `fixtures/hacks/`, and a copy of a `love` pool painting) passes the gate on purpose (it keeps to
 the ten brush methods and paints), so only the scorers stand between it and the reward. They are scored by the run's
 own scoring engine (the same render, gate, length ramp, aesthetic scorer and judge as training, one group, so every
 painting faces the same references), and so are the pool's paintings. A hack *fools* a scorer when it scores at least
@@ -87,7 +87,7 @@ async def measure_hacks(config: RunConfig, run_dir: Path, pool_sketches: dict[st
 
     references = {reference.name: reference.sketch for reference in load_pool(config.pool_dir)}
     hacks = {path.stem: path.read_text(encoding="utf-8") for path in sorted(HACKS_DIR.glob("*.js"))}
-    # The fifth hack is a `love` reference copied shape for shape: taken from the pool itself, so it stays a copy.
+    # The last hack is a `love` reference copied shape for shape: taken from the pool itself, so it stays a copy.
     hacks["copied_reference"] = references[COPIED]
     if pool_sketches is None:
         pool_sketches = references
