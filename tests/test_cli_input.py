@@ -106,6 +106,15 @@ CASES = [
     (["judge", "audit", "--pairs", "0"], "at least 1"),
     (["judge", "audit", "--out", "afile"], "afile is a file"),
     (["judge", "hacks", "--preset", "judge-led"], "aesthetic.url is required"),
+    (["rehearse"], "one of the arguments --preset --report is required"),
+    (["rehearse", "--preset", "nope"], "unknown preset 'nope'"),
+    (["rehearse", "--preset", "smoke", "--steps", "0"], "at least 1"),
+    (["rehearse", "--preset", "smoke", "--processes", "0"], "at least 1"),
+    (["rehearse", "--preset", "smoke", "--project-steps", "-1"], "at least 1"),
+    (["rehearse", "--preset", "smoke", "training.stepz=2"], "did you mean training.steps?"),
+    (["rehearse", "--preset", "smoke", "--run-dir", "afile"], "afile is a file"),
+    (["rehearse", "--report", "empty"], "empty holds no config.yaml"),
+    (["rehearse", "--report", "afile"], "afile is a file, not a folder"),
 ]
 
 
