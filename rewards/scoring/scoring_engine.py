@@ -27,15 +27,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ground.records import DeadLetter, GateVerdict, RewardParts, TermScore
 from ground.settings import ScoringSettings
 from rewards.errors import ServiceUnavailable
-from rewards.scoring.cache import CachedRenderer, ContentCache, ContentKey, Renderer
+from rewards.scoring.cache import CachedRenderer, ContentCache, ContentKey
 from rewards.scoring.dead_letters import DeadLetterLog, dead_letter
 from rewards.scoring.terms import TERMS, check_weights, sketch_terms
 from rewards.term import Admitted, RewardTerm
+
+
+if TYPE_CHECKING:
+    from rewards.gate import Renderer
 
 
 # The pool relaunches a browser that died under a render, so one more attempt usually lands on a fresh one.
@@ -282,16 +286,14 @@ class ScoringEngine:
             part.dead_letter = letter
 
     async def _admit(self, clients: _Clients, text: str, part: RewardParts, step: int | None) -> None:
-        from renderers import BrowserPool, RendererUnavailable
+        from renderers import RendererUnavailable
         from rewards.gate import gate, static_check
 
         started = time.perf_counter()
         settings = self.settings
         for attempt in range(1, RENDER_ATTEMPTS + 1):
             try:
-                # The gate only calls `render`; the cached renderer stands in for the pool it is typed with.
-                renderer = cast(BrowserPool, clients.renderer)
-                verdict = await gate(text, renderer, seed=settings.render.seed, settings=settings.gate)
+                verdict = await gate(text, clients.renderer, seed=settings.render.seed, settings=settings.gate)
                 break
             except RendererUnavailable as error:
                 if attempt == RENDER_ATTEMPTS:
