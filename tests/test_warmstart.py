@@ -4,7 +4,11 @@ adapter it writes loads back whole, and GRPO starts from it as its trainable LoR
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from models import DATA_DIR, tiny_sketcher
@@ -18,6 +22,7 @@ from watercolour.policy.procedural import reply
 from watercolour.training.warmstart import POOL_SHARE, REPORT_FILE, build_examples, warm_start
 
 
+ROOT = Path(__file__).resolve().parent.parent
 BUDGET = 1100
 
 
@@ -219,8 +224,8 @@ def test_the_warm_start_a_preset_asks_for_is_made_once_and_reused_from_the_cache
 @pytest.mark.slow
 def test_the_train_flows_warm_start_task_makes_it_once_and_says_so(prefect_server, tmp_path, monkeypatch):
     from prefect import flow
+    from prefect.settings import PREFECT_API_URL
 
-    from tasks.run_log import run_log_lines
     from tasks.training import warm_start_policy
 
     monkeypatch.setenv("WATERCOLOUR_CACHE", str(tmp_path / "cache"))
@@ -245,9 +250,12 @@ def test_the_train_flows_warm_start_task_makes_it_once_and_says_so(prefect_serve
     assert adapter is not None and (adapter / "adapter_config.json").is_file()
     assert str(adapter).startswith(str(tmp_path / "cache")) and second.training.start_adapter == adapter
     # The run's log, as `scripts/prefect-local.sh logs` prints it (shipped in batches, so it may lag the state).
+    run_log = [sys.executable, str(ROOT / "scripts" / "run_log.py"), str(state.state_details.flow_run_id)]
+    environment = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
     deadline = time.monotonic() + 30
     while True:
-        said = [line for line in run_log_lines(str(state.state_details.flow_run_id)) if "| warm start" in line]
+        printed = subprocess.run(run_log, env=environment, capture_output=True, text=True, check=True).stdout
+        said = [line for line in printed.splitlines() if "| warm start" in line]
         if len([line for line in said if "warm start made" in line or "reused" in line]) == 2:
             break
         if time.monotonic() > deadline:
