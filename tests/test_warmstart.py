@@ -19,7 +19,7 @@ from ground.reference_pool import load_pool
 from rewards.gate import static_check
 from watercolour.policy.loading import tiny_random_policy
 from watercolour.policy.procedural import reply
-from watercolour.training.warmstart import POOL_SHARE, REPORT_FILE, build_examples, warm_start
+from watercolour.training.warm_start import POOL_SHARE, REPORT_FILE, build_examples, warm_start
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -269,3 +269,15 @@ def test_the_train_flows_warm_start_task_makes_it_once_and_says_so(prefect_serve
     progress = said[: said.index(made[0])]
     assert progress and all("warm start: step" in line for line in progress), said
     assert said.index(reused[0]) == len(said) - 1, said
+
+
+def test_the_warm_start_is_decided_from_the_configuration_alone(tmp_path):
+    from watercolour.training.warm_start_cache import needs_warm_start, warm_started
+
+    assert needs_warm_start(load_config("smoke")) and needs_warm_start(load_config("repaint"))
+    given = {"training.start_adapter": str(tmp_path / "adapter")}
+    assert not needs_warm_start(load_config("smoke", given)) and not needs_warm_start(load_config("repaint", given))
+    afresh = load_config("offline")
+    assert not needs_warm_start(afresh) and warm_started(afresh, tmp_path) is afresh
+    adapter = load_config("smoke", given)
+    assert warm_started(adapter, tmp_path) is adapter
