@@ -1,9 +1,9 @@
 """The run presets: small YAML files in `deployments/presets/`, each a `RunConfig` by name.
 
 A preset may name another in `extends:` and change only what differs; `load_config(name, overrides)` merges the
-overrides (dotted keys, `weights.judge=0.3`) into it and validates the result once. Loading also checks that every
-weight names a registered reward term (`rewards.scoring.terms`), which the run configuration on the ground floor
-cannot know.
+overrides (dotted keys, `weights.judge=0.3`) into it and validates the result once. Loading also reads each reward
+term's settings (`aesthetic`, `judge`, ...) by the term's own model and checks that every weight and setting names a
+registered term (`rewards.scoring.terms.resolve_terms`), which the run configuration on the ground floor cannot know.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from ground.run_config import RunConfig
-from rewards.scoring.terms import check_weights
+from rewards.scoring.terms import resolve_terms
 
 
 PRESETS_DIR = resources.files("deployments") / "presets"
@@ -66,6 +66,4 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
 def load_config(preset: str, overrides: dict[str, Any] | None = None) -> RunConfig:
     """The preset's configuration with `overrides` applied, validated once."""
     data = merge({"name": preset}, _read_preset(preset))
-    config = RunConfig.model_validate(merge(data, overrides or {}))
-    check_weights(config.weights)
-    return config
+    return resolve_terms(RunConfig.model_validate(merge(data, overrides or {})))

@@ -27,7 +27,7 @@ from prefect.flow_runs import suspend_flow_run
 
 from ground.files import write_atomic
 from ground.reference_pool import BUNDLED_POOL, TIERS
-from ground.settings import JudgeSettings
+from rewards.judging.settings import JudgeSettings
 from tasks.pool_build import GENERATED, calibrate_revision, generate_candidates, pack_revision, publish_revision
 from watercolour.pool.candidates import (
     AWAITING,

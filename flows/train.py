@@ -46,6 +46,7 @@ from tasks.training import grpo_train, warm_start_policy
 from watercolour.operations.publish import PublishSettings
 from watercolour.operations.space_control import sleep_space
 from watercolour.run_records.run_dir import latest_checkpoint
+from watercolour.training.warm_start_cache import needs_warm_start
 
 
 # The presets as a choice in the UI's run form (a str Enum renders as a select).
@@ -161,7 +162,7 @@ def train(
             key=artifact_key(keys, "pool"),
             description="The reference pool of this run",
         )
-        if config.training.warm_start_examples and config.training.start_adapter is None and config.repaint is None:
+        if needs_warm_start(config):
             config = warm_start_policy(config, directory)
         training = grpo_train(config, directory, start, fan_out or FanOutSettings(), fail_at_step, return_state=True)
         if training.is_failed():

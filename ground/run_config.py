@@ -2,10 +2,11 @@
 
 `RunConfig` is a pydantic model with a description on every field, so Prefect renders it as a form and the
 CLI, a deployment and a test all build it the same way: `load_config("judge-led", {"aesthetic.url": ...})`
-(`deployments.presets`, which also checks each weight names a registered reward term). It is validated once,
-when built. Its scoring half is `RunConfig.scoring` (`ground.settings.ScoringSettings`): that, never this, is what
-the scoring engine and the reward terms are given. Nothing here reads the environment: secrets are read by the
-backends when they are called, through the variable names the settings hold.
+(`deployments.presets`, which also reads each term's settings by the term's own model and checks each weight and
+setting names a registered reward term). It is validated once, when built. Its scoring half is `RunConfig.scoring`
+(`ground.settings.ScoringSettings`): that, never this, is what the scoring engine and the reward terms are given.
+Nothing here reads the environment: secrets are read by the backends when they are called, through the variable
+names the settings hold.
 """
 
 from __future__ import annotations
@@ -18,14 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ground.prompt import DEFAULT_SUBJECT, PromptStyle
-from ground.settings import (
-    AestheticSettings,
-    GateSettings,
-    JudgeSettings,
-    RenderSettings,
-    ScoringSettings,
-    Weights,
-)
+from ground.settings import RewardSettings, ScoringSettings
 
 
 class TrainingSettings(BaseModel):
@@ -230,18 +224,11 @@ def space_url(repo_id: str) -> str:
     return "https://" + re.sub(r"[^a-z0-9]+", "-", repo_id.lower()).strip("-") + ".hf.space"
 
 
-class RunConfig(BaseModel):
-    """Everything one training run needs, resolved and validated once."""
-
-    model_config = ConfigDict(extra="forbid")
+class RunConfig(RewardSettings):
+    """Everything one training run needs, resolved and validated once: the reward's settings (`RewardSettings`:
+    the weights, the gate, the render, the pool and each service term's own settings under its name) and these."""
 
     name: str = Field(description="The run's name (the preset's unless overridden); names the run directory.")
-    weights: Weights = Field(default_factory=Weights, description="Reward weights.")
-    aesthetic: AestheticSettings = Field(description="The aesthetic scorer backend.")
-    judge: JudgeSettings = Field(description="The pairwise judge backend.")
-    gate: GateSettings = Field(default_factory=GateSettings, description="The admission gate.")
-    render: RenderSettings = Field(default_factory=RenderSettings, description="Rendering for the reward.")
-    pool_dir: Path | None = Field(default=None, description="Reference pool directory; None = the bundled pool.")
     pool_revision: str | None = Field(
         default=None,
         description="The pool revision the run trains against (pool pack's REVISION): recorded when the run starts; "
@@ -269,36 +256,21 @@ class RunConfig(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _remote_backends_have_endpoints(self) -> RunConfig:
-        if self.space is not None and not self.aesthetic.url:
-            self.aesthetic.url = space_url(self.space.repo_id)
-        # A remote backend that will be called needs somewhere to call; one at weight 0 is never called.
-        if self.weights.aesthetic > 0 and self.aesthetic.backend != "offline" and not self.aesthetic.url:
-            raise ValueError(
-                f"aesthetic.url is required: the {self.aesthetic.backend} scorer has weight "
-                f"{self.weights.aesthetic} and no URL. Pass space.repo_id=<owner>/<scorer Space> (or aesthetic.url=https://<your-scorer>.hf.space), "
-                "or choose aesthetic.backend=offline, or set weights.aesthetic=0."
-            )
-        if self.weights.judge > 0 and self.judge.backend != "offline" and not self.judge.base_url:
-            raise ValueError(
-                f"judge.base_url is required: the {self.judge.backend} judge has weight {self.weights.judge} "
-                "and no base URL. Pass judge.base_url=https://router.huggingface.co/v1, or choose "
-                "judge.backend=offline, or set weights.judge=0."
-            )
+    def _the_space_serves_the_aesthetic_scorer(self) -> RunConfig:
+        # The Space's own URL is the aesthetic term's `url` unless one is given (its settings are still as written:
+        # the term's model reads them, `rewards.scoring.terms.resolve_terms`).
+        extra = self.model_extra if self.model_extra is not None else {}
+        aesthetic = extra.get("aesthetic") or {}
+        if self.space is not None and isinstance(aesthetic, dict) and not aesthetic.get("url"):
+            extra["aesthetic"] = {**aesthetic, "url": space_url(self.space.repo_id)}
         return self
 
     @property
     def scoring(self) -> ScoringSettings:
         """What the scoring engine reads of this run: its reward settings, the subject and the run directory."""
+        reward = {name: getattr(self, name) for name in RewardSettings.model_fields}
         return ScoringSettings(
-            weights=self.weights,
-            aesthetic=self.aesthetic,
-            judge=self.judge,
-            gate=self.gate,
-            render=self.render,
-            pool_dir=self.pool_dir,
-            subject=self.training.subject,
-            run_dir=self.run_dir,
+            **reward, **(self.model_extra or {}), subject=self.training.subject, run_dir=self.run_dir
         )
 
     def save(self, path: Path) -> None:

@@ -11,15 +11,39 @@ import asyncio
 import base64
 import hashlib
 import math
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ground.records import AestheticScore, TermScore
-from ground.settings import AestheticSettings, ScoringSettings
+from ground.settings import RewardSettings
 from rewards.http import BoundClient, MalformedReply, post_json
 from rewards.offline_aesthetic import ImageStatsScorer
 from rewards.term import Admitted, RewardTerm
+
+
+class AestheticSettings(BaseModel):
+    """How rollouts get their aesthetic score: the term's settings, under `aesthetic` in the run configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["hpsv3", "offline"] = Field(
+        default="offline",
+        description="'hpsv3': the scorer service over HTTP; 'offline': the image-statistics stand-in.",
+    )
+    url: str | None = Field(default=None, description="Scorer service base URL (e.g. a Space URL); needed by hpsv3.")
+    prompt: str = Field(
+        default="a loose watercolour flower",
+        description="Text prompt HPSv3 scores against. Generic beats naming the subject: it keeps quality rungs in order.",
+    )
+    timeout_s: float = Field(default=90.0, gt=0, description="Read timeout of one scoring request, in seconds.")
+    attempts: int = Field(default=4, ge=1, description="Attempts per request before the score is unavailable.")
+    backoff_s: float = Field(default=2.0, ge=0, description="Base of the jittered exponential backoff, in seconds.")
+    max_concurrency: int = Field(default=4, ge=1, description="Scoring requests in flight at once, per client.")
+    batch_size: int = Field(default=8, ge=1, description="Images per scoring request.")
+    token_env: str = Field(
+        default="HF_TOKEN", description="Name of the env var holding a bearer token (read when the client is built)."
+    )
 
 
 class AestheticScorer(Protocol):
@@ -124,8 +148,22 @@ async def measure_aesthetic(scorer: AestheticScorer, rollouts: list[Admitted]) -
     return [TermScore(value=score.score, detail=score.model_dump()) for score in scores]
 
 
-def build_scorer(settings: ScoringSettings) -> AestheticScorer:
-    return make_scorer(settings.aesthetic)
+def build_scorer(settings: AestheticSettings, scoring: Any) -> AestheticScorer:
+    return make_scorer(settings)
+
+
+def aesthetic_settings(config: RewardSettings) -> AestheticSettings:
+    """The aesthetic term's settings in a run configuration or the engine's settings."""
+    return TERM.settings_of(config)
+
+
+def check_scorer(settings: AestheticSettings, weight: float) -> None:
+    if settings.backend != "offline" and not settings.url:
+        raise ValueError(
+            f"aesthetic.url is required: the {settings.backend} scorer has weight {weight} and no URL. Pass "
+            "space.repo_id=<owner>/<scorer Space> (or aesthetic.url=https://<your-scorer>.hf.space), or choose "
+            "aesthetic.backend=offline, or set weights.aesthetic=0."
+        )
 
 
 def aesthetic_context(scorer: Any, rollout: Admitted, batch: Any) -> str:
@@ -135,12 +173,14 @@ def aesthetic_context(scorer: Any, rollout: Admitted, batch: Any) -> str:
     return f"subject={rollout.subject}" if reads else ""
 
 
-AESTHETIC_TERM = RewardTerm(
+TERM = RewardTerm(
     name="aesthetic",
     measures="the aesthetic score A of the painting in 0..1 (HPSv3, or the offline image-statistics stand-in, which "
     "also reads the subject's colours)",
     needs_picture=True,
+    settings=AestheticSettings,
     build=build_scorer,
+    check=check_scorer,
     measure=measure_aesthetic,
     batched=True,
     context=aesthetic_context,

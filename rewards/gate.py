@@ -56,7 +56,7 @@ from rewards.picture_rules import TextReaderMissing, dark_ground, painted_text
 
 
 class Renderer(Protocol):
-    """What the gate needs of a renderer: `renderers.BrowserPool` is one."""
+    """What the gate needs of a renderer: `renderers.BrowserPool` is one, the engine's `CachedRenderer` another."""
 
     async def render(self, source: str, seed: int = 0) -> RenderResult: ...
 

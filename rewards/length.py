@@ -58,7 +58,7 @@ def length_reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
     return [length_score(extract_sketch(completion_text(completion))) for completion in completions]
 
 
-LENGTH_TERM = RewardTerm(
+TERM: RewardTerm[Any] = RewardTerm(
     name="length",
     measures="the length ramp L of the extracted sketch in 0..1: 0 below 150 tokens, rising to 1 at 3,000, 0 above "
     "6,000 (a compact sketch of a few hundred tokens scores a few hundredths)",

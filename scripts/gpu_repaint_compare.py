@@ -107,7 +107,7 @@ def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> 
     import watercolour.training.trainer as trainer_module
     from deployments.presets import load_config
     from watercolour.run_records.run_dir import use_run_environment
-    from watercolour.training.warmstart import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, warm_start
+    from watercolour.training.warm_start import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, warm_start
 
     started = time.perf_counter()
     run_dir = args.out / arm

@@ -143,6 +143,6 @@ case "${1:-up}" in
   up) up ;;
   down) down ;;
   env) env_exports ;;
-  logs) shift; "$PY" -m tasks.run_log "$@" ;;
+  logs) shift; "$PY" scripts/run_log.py "$@" ;;
   *) echo "usage: $0 [up|down|env|logs RUN]" >&2; exit 2 ;;
 esac

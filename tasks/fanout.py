@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from ground.records import RewardParts
 from ground.run_config import RunConfig
+from rewards.judging.judge import judge_settings
 from rewards.scoring.dead_letters import DeadLetterLog, dead_letter
 from rewards.scoring.engine_thread import engine_thread
 
@@ -64,7 +65,7 @@ def score_group(
 ) -> list[RewardParts]:
     """Render, gate and score one group's rollouts in one engine call (one batched aesthetic request). Service
     failures come back as dead letters inside the parts."""
-    remote_judge = config.weights.judge > 0 and config.judge.backend != "offline"
+    remote_judge = config.weights.judge > 0 and judge_settings(config).backend != "offline"
     if not remote_judge:
         return engine_thread().score(config.scoring, run_dir, completions, seeds, step, subjects)
     # strict=False: without the limit (a bare install) this only logs a warning and goes on.

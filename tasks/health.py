@@ -10,12 +10,13 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from ground.run_config import RunConfig, SpaceSettings
+from rewards.judging.judge import judge_settings
 from watercolour.operations.service_health import ping_judge, probe_environment, services_to_check, wait_for_scorer
 
 
 @task(retries=2, retry_delay_seconds=[5, 20], cache_policy=NO_CACHE)
 def check_judge(config: RunConfig) -> str:
-    return asyncio.run(ping_judge(config.judge))
+    return asyncio.run(ping_judge(judge_settings(config)))
 
 
 @task(retries=1, retry_delay_seconds=[10], cache_policy=NO_CACHE)

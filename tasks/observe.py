@@ -39,7 +39,7 @@ from prefect.artifacts import (
 
 from ground.records import DeadLetter, RewardParts, rollout_step
 from rewards.scoring.composite import OnScored
-from rewards.scoring.terms import TERMS, term_names
+from rewards.scoring.terms import reward_terms, term_names
 from watercolour.run_records.contact_sheet import contact_sheet, data_url
 
 
@@ -91,7 +91,7 @@ def reward_rows(parts: list[RewardParts]) -> list[dict[str, Any]]:
 def columns_explained(parts: list[RewardParts]) -> str:
     """What the step table's columns mean: the reward as the weighted sum, and what each term measures."""
     weights = next((part.weights for part in parts if part.weights), {})
-    terms = [TERMS[name] for name in term_names()]
+    terms = list(reward_terms().values())
     summed = " + ".join(f"{weights.get(term.name, 0.0):g} x {term.name}" for term in terms)
     measured = "; ".join(f"`{term.name}`: {term.measures}" for term in terms)
     return f"`reward` = {summed} (0 when the gate refuses, empty for a dead letter). Each term's column: {measured}."

@@ -10,9 +10,6 @@ from tasks.space import retry_if_transient
 from watercolour.operations.publish import PublishSettings, publish
 
 
-__all__ = ["PublishSettings", "publish_run"]
-
-
 @task(retries=2, retry_delay_seconds=[10, 60], retry_condition_fn=retry_if_transient)
 def publish_run(run_dir: Path, settings: PublishSettings) -> dict[str, str]:
     urls = publish(run_dir, settings)

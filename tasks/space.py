@@ -8,13 +8,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from ground.run_config import SpaceSettings
-from watercolour.operations.space_control import (
-    is_transient,
-    set_sleep_backstop,
-    sleep_space,
-    wait_until_loaded,
-    wake_space,
-)
+from watercolour.operations.space_control import is_transient, set_sleep_backstop, sleep_space
 
 
 def retry_if_transient(task, task_run, state) -> bool:
@@ -24,13 +18,6 @@ def retry_if_transient(task, task_run, state) -> bool:
     except Exception as error:
         return is_transient(error)
     return False
-
-
-@task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=retry_if_transient)
-def wake_scorer_space(settings: SpaceSettings, health_url: str) -> dict:
-    found = wake_space(settings)
-    loaded_after_s = wait_until_loaded(health_url, settings.load_timeout_s, settings.poll_s)
-    return {"space": settings.repo_id, "found": found, "loaded_after_s": round(loaded_after_s, 1)}
 
 
 @task(retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=retry_if_transient, cache_policy=NO_CACHE)

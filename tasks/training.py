@@ -42,16 +42,12 @@ CONSOLE_LOG = "console.log"
 # Not cached by Prefect: the warm starts have a cache of their own, shared by every run on the machine.
 @task(cache_policy=NO_CACHE, log_prints=False)
 def warm_start_policy(config: RunConfig, run_dir: Path) -> RunConfig:
-    """The configuration starting from the demo's warm start the preset asks for (`training.warm_start_examples`),
-    made on the first run of a setting and reused from the warm-start cache after that."""
+    """The configuration starting from the warm start the preset asks for (`warm_start_cache.warm_started`), made on
+    the first run of a setting and reused after that."""
     use_run_environment(Path(run_dir))  # before TRL's import: trackio reads its directory once
-    from watercolour.training.warm_start_cache import cached_warm_start, describe_warm_start
-    from watercolour.training.warmstart import starting_from
+    from watercolour.training.warm_start_cache import warm_started
 
-    logger = get_run_logger()
-    adapter, report, reused = cached_warm_start(config, echo=logger.info)
-    logger.info(describe_warm_start(adapter, report, reused))
-    return starting_from(config, adapter)
+    return warm_started(config, Path(run_dir), echo=get_run_logger().info)
 
 
 # log_prints off: the libraries under the trainer print to stdout (trackio's banner with terminal colour codes, a

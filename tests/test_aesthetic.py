@@ -13,8 +13,7 @@ import pytest
 from servers.images import blank, flat_blob, layered_wash, solid, width_of
 from servers.loopback import LoopbackServer, Reply, Request, failing_first
 
-from ground.settings import AestheticSettings
-from rewards.aesthetic import HPSv3Scorer, hps_score, make_scorer
+from rewards.aesthetic import AestheticSettings, HPSv3Scorer, hps_score, make_scorer
 from rewards.errors import ServiceUnavailable
 
 

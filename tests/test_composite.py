@@ -19,8 +19,8 @@ from deployments.presets import load_config
 from ground.records import AestheticScore, JudgeVerdict, RenderResult, RewardParts, sketch_hash
 from ground.reference_pool import load_pool
 from ground.run_config import RunConfig
-from rewards.aesthetic import build_scorer, make_scorer
-from rewards.judging.judge import build_judge, make_judge
+from rewards.aesthetic import aesthetic_settings, build_scorer, make_scorer
+from rewards.judging.judge import build_judge, judge_settings, make_judge
 from rewards.length import length_score
 from rewards.scoring.composite import CompositeReward, group_seed
 from rewards.scoring.dead_letters import DeadLetterLog
@@ -144,8 +144,8 @@ async def test_a_passing_sketch_scores_the_weighted_sum_of_its_parts(
     # The same picture through the offline backends directly, with the group seed of step 3's rollouts (step 4) and,
     # with no `subject` column given, the run's subject.
     subject = config.training.subject
-    aesthetic = (await make_scorer(config.aesthetic).score([png], [subject]))[0].score
-    judge = (await make_judge(config.judge, load_pool()).judge(png, group_seed("paint", 4), subject)).score
+    aesthetic = (await make_scorer(aesthetic_settings(config)).score([png], [subject]))[0].score
+    judge = (await make_judge(judge_settings(config), load_pool()).judge(png, group_seed("paint", 4), subject)).score
     length = length_score(flower_sketch.strip())
     assert judge is not None and 0 < length < 1
     assert rewards[0] == pytest.approx(0.05 + 0.05 * length + 0.30 * aesthetic + 0.60 * judge)

@@ -10,6 +10,8 @@ from pydantic import ValidationError
 
 from deployments.presets import load_config, merge, parse_overrides, preset_names
 from ground.run_config import RunConfig
+from rewards.aesthetic import aesthetic_settings
+from rewards.judging.judge import judge_settings
 
 
 SCORER = {"aesthetic.url": "https://scorer.example"}
@@ -27,32 +29,32 @@ def test_remote_presets_carry_the_published_weights_and_backends(preset: str) ->
     assert (weights.gate, weights.length) == (0.05, 0.05)
     assert (weights.judge, weights.aesthetic) == REMOTE[preset]
     assert weights.gate + weights.length + weights.judge + weights.aesthetic == pytest.approx(1.0)
-    assert (config.aesthetic.backend, config.judge.backend) == ("hpsv3", "openai")
-    assert config.judge.base_url == "https://router.huggingface.co/v1"
+    assert (aesthetic_settings(config).backend, judge_settings(config).backend) == ("hpsv3", "openai")
+    assert judge_settings(config).base_url == "https://router.huggingface.co/v1"
     assert config.name == preset and config.run_dir == Path("runs") / preset
 
 
 def test_offline_preset_is_judge_led_with_offline_backends_and_needs_no_url() -> None:
     config = load_config("offline")
     assert (config.weights.judge, config.weights.aesthetic) == (0.60, 0.30)
-    assert (config.aesthetic.backend, config.judge.backend) == ("offline", "offline")
+    assert (aesthetic_settings(config).backend, judge_settings(config).backend) == ("offline", "offline")
 
 
 @pytest.mark.parametrize("preset", sorted(REMOTE))
 def test_remote_preset_without_scorer_url_names_the_missing_field(preset: str) -> None:
-    with pytest.raises(ValidationError, match=r"aesthetic\.url is required"):
+    with pytest.raises(ValueError, match=r"aesthetic\.url is required"):
         load_config(preset)
 
 
 def test_a_remote_backend_at_weight_zero_needs_no_endpoint() -> None:
     config = load_config("hps-only", {**SCORER, "judge.base_url": None})
-    assert config.weights.judge == 0.0 and config.judge.base_url is None
+    assert config.weights.judge == 0.0 and judge_settings(config).base_url is None
     no_scorer = load_config("judge-led", {"weights": {"judge": 0.90, "aesthetic": 0.0}})
-    assert no_scorer.aesthetic.url is None
+    assert aesthetic_settings(no_scorer).url is None
 
 
 def test_judge_without_base_url_names_the_missing_field() -> None:
-    with pytest.raises(ValidationError, match=r"judge\.base_url is required"):
+    with pytest.raises(ValueError, match=r"judge\.base_url is required"):
         load_config("judge-led", {**SCORER, "judge.base_url": None})
 
 
@@ -70,7 +72,7 @@ def test_dotted_and_nested_overrides_merge_into_the_preset() -> None:
     )
     assert (config.training.steps, config.training.lora_r, config.training.lora_alpha) == (3, 4, 32)
     assert config.render.browsers == 1 and config.render.size == 600
-    assert config.judge.references == 2 and config.judge.backend == "offline"
+    assert judge_settings(config).references == 2 and judge_settings(config).backend == "offline"
     assert config.name == "trial" and config.run_dir == Path("runs/trial")
 
 
@@ -88,8 +90,10 @@ def test_parse_overrides_reads_values_as_yaml() -> None:
 
 
 def test_unknown_keys_and_presets_are_refused() -> None:
-    with pytest.raises(ValidationError, match="trainig"):
+    with pytest.raises(ValueError, match="no setting or reward term named trainig"):
         load_config("offline", {"trainig.steps": 3})
+    with pytest.raises(ValidationError, match="ulr"):
+        load_config("offline", {"aesthetic.ulr": "https://scorer.example"})
     with pytest.raises(ValueError, match="unknown preset 'judge_led'.*judge-led"):
         load_config("judge_led")
 
@@ -131,3 +135,10 @@ def test_every_field_has_a_description_for_the_prefect_form() -> None:
 def test_the_smoke_preset_checkpoints_every_step_so_a_rehearsed_failure_resumes():
     # fail_at_step=1 fails in step 2, after checkpoint-1: with a checkpoint every 2 steps its retry started afresh.
     assert load_config("smoke").training.save_steps == 1
+
+
+def test_the_space_gives_the_aesthetic_scorer_its_url_unless_one_is_given() -> None:
+    config = load_config("judge-led", {"space.repo_id": "Me/Watercolour_HPSv3"})
+    assert aesthetic_settings(config).url == "https://me-watercolour-hpsv3.hf.space"
+    given = load_config("judge-led", {"space.repo_id": "me/scorer", **SCORER})
+    assert aesthetic_settings(given).url == SCORER["aesthetic.url"]

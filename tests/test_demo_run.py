@@ -12,7 +12,7 @@ from PIL import Image
 
 from watercolour.run_records.contact_sheet import TILE
 from watercolour.training.demo_run import SHEET_FILE, SUMMARY_FILE, run_demo
-from watercolour.training.warmstart import REPORT_FILE, WARMSTART_DIR
+from watercolour.training.warm_start import REPORT_FILE, WARMSTART_DIR
 
 
 @pytest.mark.browser

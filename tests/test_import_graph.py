@@ -137,6 +137,16 @@ def test_reward_terms_never_see_the_run_configuration():
     assert reaching == []
 
 
+def test_the_registry_lists_term_modules_that_stand_below_it():
+    # The registry imports its term modules by name, which the graph above cannot read: they must stand on its floor
+    # or below, and exist.
+    from rewards.scoring.terms import TERM_MODULES
+
+    graph = import_graph()
+    assert all(module in graph for module in TERM_MODULES)
+    assert [module for module in TERM_MODULES if floor_of(module) > floor_of("rewards.scoring.terms")] == []
+
+
 def test_the_floor_check_finds_an_upward_import():
     assert upward_imports({"rewards.gate": {"watercolour.training.trainer"}, "flows.train": {"ground.records"}}) == [
         "rewards.gate (floor 2) -> watercolour.training.trainer (floor 9)"

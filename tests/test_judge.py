@@ -12,11 +12,11 @@ from servers.loopback import Reply
 from servers.openai_compat import openai_compat_server, verdict
 
 from ground.reference_pool import Reference
-from ground.settings import JudgeSettings
 from rewards.errors import ServiceUnavailable
 from rewards.judging.judge import make_judge
 from rewards.judging.judge_protocol import draw_references
 from rewards.judging.openai_judge import OpenAIJudge, parse_verdict, parse_winner
+from rewards.judging.settings import JudgeSettings
 
 
 def rated(name: str, tier: str, png: bytes) -> Reference:

@@ -11,7 +11,8 @@ import pytest
 from servers.openai_compat import openai_compat_server, verdict
 
 from ground.reference_pool import BUNDLED_POOL, load_pool
-from rewards.judging.judge import JudgeSettings, make_judge
+from rewards.judging.judge import make_judge
+from rewards.judging.settings import JudgeSettings
 from watercolour.cli import main
 from watercolour.judge_trust.judge_audit import (
     AlwaysFirstJudge,

@@ -9,14 +9,9 @@ from servers.images import solid, width_of
 
 from ground.reference_pool import Reference
 from rewards.errors import ServiceUnavailable
-from rewards.judging.curriculum import (
-    CurriculumSettings,
-    draw_by_difficulty,
-    recent_win_rate,
-    reference_difficulty,
-    wanted_difficulty,
-)
+from rewards.judging.curriculum import draw_by_difficulty, recent_win_rate, reference_difficulty, wanted_difficulty
 from rewards.judging.group_judging import group_verdicts, pairings
+from rewards.judging.settings import CurriculumSettings
 
 
 class Counting:

@@ -8,7 +8,7 @@ import pytest
 
 from deployments.presets import load_config
 from ground.reference_pool import load_pool
-from rewards.judging.judge import build_judge
+from rewards.judging.judge import build_judge, judge_settings
 from rewards.scoring.scoring_engine import ScoringEngine
 from watercolour.policy.procedural import compact_sketch
 from watercolour.run_records.curves import CurvesFile
@@ -33,8 +33,8 @@ def counting(judge):
 
 async def test_group_mode_ranks_each_group_among_itself_in_g_times_g_minus_1_calls(browser_pool, tmp_path):
     config = load_config("offline", {"judge.mode": "group", "run_dir": str(tmp_path)})
-    judge, asked = counting(build_judge(config.scoring))
-    engine = ScoringEngine(config.scoring, tmp_path, pool=browser_pool, clients={"judge": lambda _: judge})
+    judge, asked = counting(build_judge(judge_settings(config), config.scoring))
+    engine = ScoringEngine(config.scoring, tmp_path, pool=browser_pool, clients={"judge": lambda *_: judge})
     sketches = [compact_sketch(seed, "a peach hibiscus") for seed in range(4)]
     parts = await engine.score(sketches, [11] * 4, step=1)
     wins = [part.term("judge") for part in parts]

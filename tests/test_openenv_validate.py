@@ -18,6 +18,7 @@ from deployments.presets import load_config
 from openenv_painting import trajectories
 from openenv_painting.server import manifest
 from openenv_painting.server.app import ServerSettings, serving
+from rewards.judging.judge import judge_settings
 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -54,7 +55,7 @@ def test_a_remote_judge_preset_declares_its_pin_variance_and_hosts(tmp_path: Pat
     (tmp_path / "openenv.yaml").write_text(manifest.render(config, "judge-led"))
     parsed = OpenEnvYamlParser().parse(tmp_path)
     assert parsed.capabilities.llm_judged and parsed.judge is not None
-    assert parsed.judge.model == config.judge.model and parsed.judge.params["temperature"] == 0
+    assert parsed.judge.model == judge_settings(config).model and parsed.judge.params["temperature"] == 0
     assert parsed.reward.variance_tolerance == pytest.approx(0.6 / 8), "one of 8 comparisons flipping"
     assert parsed.network.mode == "allowlist"
     assert parsed.network.allowed_hosts == ["router.huggingface.co", "scorer.example.hf.space"]

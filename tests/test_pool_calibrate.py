@@ -8,7 +8,7 @@ from servers.images import layered_wash
 from servers.openai_compat import openai_compat_server, verdict
 
 from ground.reference_pool import BUNDLED_POOL, load_pool
-from ground.settings import JudgeSettings
+from rewards.judging.settings import JudgeSettings
 from watercolour.cli import main
 from watercolour.pool.calibrate import band, calibrate, find_paintings
 

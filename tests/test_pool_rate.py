@@ -10,9 +10,9 @@ import pytest
 from servers.generator import critic_server, writer_server
 
 from ground.reference_pool import load_pool
-from ground.settings import JudgeSettings
 from rewards.judging.judge import make_judge
 from rewards.judging.judge_protocol import draw_references
+from rewards.judging.settings import JudgeSettings
 from watercolour.cli import main
 from watercolour.pool.candidates import Candidate, append_candidate, read_ratings
 from watercolour.pool.rate import RatingDesk, make_server

@@ -13,6 +13,7 @@ import pytest
 
 from deployments.presets import load_config
 from ground.run_config import RunConfig
+from rewards.aesthetic import aesthetic_settings
 from watercolour.rehearsal.shapes import SHAPES, UnknownShape, shape_name, shape_of_model
 from watercolour.run_records.rollout_store import RolloutStore
 
@@ -66,7 +67,7 @@ def test_a_rehearsal_runs_the_presets_trainer_against_stand_ins_and_projects_the
     assert re.search(r"\| recipe lengths \| 32 \| 64 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ h \|", out), out
     # The preset's real reward over HTTP: the stand-in sketches passed the gate and every part was measured.
     config = RunConfig.load(run_dir / "config.yaml")
-    assert config.training.model == "shape:tiny-qwen3.5-moe" and config.aesthetic.backend == "hpsv3"
+    assert config.training.model == "shape:tiny-qwen3.5-moe" and aesthetic_settings(config).backend == "hpsv3"
     rows = RolloutStore(run_dir, 2).rows()
     assert len(rows) == 4 and all(row["reward"] is not None and not row["violations"] for row in rows)
     # Nothing of the random policy is saved in full: a checkpoint holds the adapter and the optimizer.

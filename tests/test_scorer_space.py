@@ -18,8 +18,7 @@ import httpx
 import pytest
 from servers.images import blank, layered_wash, solid
 
-from ground.settings import AestheticSettings
-from rewards.aesthetic import HPSv3Scorer, hps_score
+from rewards.aesthetic import AestheticSettings, HPSv3Scorer, hps_score
 from rewards.errors import ServiceUnavailable
 
 

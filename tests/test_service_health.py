@@ -6,7 +6,7 @@ import pytest
 from servers.loopback import LoopbackServer, Reply, Request
 
 from deployments.presets import load_config
-from ground.settings import JudgeSettings
+from rewards.judging.settings import JudgeSettings
 from watercolour.operations.service_health import ServiceDown, ping_judge, services_to_check
 
 

@@ -7,8 +7,8 @@ import pytest
 from ground.palettes import PALETTES
 from ground.prompt import SUBJECTS
 from ground.reference_pool import load_pool
-from ground.settings import JudgeSettings
 from rewards.judging.offline_judge import PoolSimilarityJudge
+from rewards.judging.settings import JudgeSettings
 from rewards.offline_aesthetic import ImageStatsScorer
 from rewards.subject_match import neighbours, subject_colours, subject_match, target_hue
 from watercolour.policy.procedural import compact_sketch

@@ -4,7 +4,11 @@ adapter it writes loads back whole, and GRPO starts from it as its trainable LoR
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from models import DATA_DIR, tiny_sketcher
@@ -15,9 +19,10 @@ from ground.reference_pool import load_pool
 from rewards.gate import static_check
 from watercolour.policy.loading import tiny_random_policy
 from watercolour.policy.procedural import reply
-from watercolour.training.warmstart import POOL_SHARE, REPORT_FILE, build_examples, warm_start
+from watercolour.training.warm_start import POOL_SHARE, REPORT_FILE, build_examples, warm_start
 
 
+ROOT = Path(__file__).resolve().parent.parent
 BUDGET = 1100
 
 
@@ -219,8 +224,8 @@ def test_the_warm_start_a_preset_asks_for_is_made_once_and_reused_from_the_cache
 @pytest.mark.slow
 def test_the_train_flows_warm_start_task_makes_it_once_and_says_so(prefect_server, tmp_path, monkeypatch):
     from prefect import flow
+    from prefect.settings import PREFECT_API_URL
 
-    from tasks.run_log import run_log_lines
     from tasks.training import warm_start_policy
 
     monkeypatch.setenv("WATERCOLOUR_CACHE", str(tmp_path / "cache"))
@@ -245,9 +250,12 @@ def test_the_train_flows_warm_start_task_makes_it_once_and_says_so(prefect_serve
     assert adapter is not None and (adapter / "adapter_config.json").is_file()
     assert str(adapter).startswith(str(tmp_path / "cache")) and second.training.start_adapter == adapter
     # The run's log, as `scripts/prefect-local.sh logs` prints it (shipped in batches, so it may lag the state).
+    run_log = [sys.executable, str(ROOT / "scripts" / "run_log.py"), str(state.state_details.flow_run_id)]
+    environment = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
     deadline = time.monotonic() + 30
     while True:
-        said = [line for line in run_log_lines(str(state.state_details.flow_run_id)) if "| warm start" in line]
+        printed = subprocess.run(run_log, env=environment, capture_output=True, text=True, check=True).stdout
+        said = [line for line in printed.splitlines() if "| warm start" in line]
         if len([line for line in said if "warm start made" in line or "reused" in line]) == 2:
             break
         if time.monotonic() > deadline:
@@ -261,3 +269,15 @@ def test_the_train_flows_warm_start_task_makes_it_once_and_says_so(prefect_serve
     progress = said[: said.index(made[0])]
     assert progress and all("warm start: step" in line for line in progress), said
     assert said.index(reused[0]) == len(said) - 1, said
+
+
+def test_the_warm_start_is_decided_from_the_configuration_alone(tmp_path):
+    from watercolour.training.warm_start_cache import needs_warm_start, warm_started
+
+    assert needs_warm_start(load_config("smoke")) and needs_warm_start(load_config("repaint"))
+    given = {"training.start_adapter": str(tmp_path / "adapter")}
+    assert not needs_warm_start(load_config("smoke", given)) and not needs_warm_start(load_config("repaint", given))
+    afresh = load_config("offline")
+    assert not needs_warm_start(afresh) and warm_started(afresh, tmp_path) is afresh
+    adapter = load_config("smoke", given)
+    assert warm_started(adapter, tmp_path) is adapter

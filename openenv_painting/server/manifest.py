@@ -20,6 +20,8 @@ from ground.reference_pool import load_pool
 from ground.run_config import RepaintSettings, RunConfig
 from openenv_painting.server.app import SERVICE_MARGIN_S, ServerSettings, preset_config
 from openenv_painting.server.environment import NAME, VERSION
+from rewards.aesthetic import aesthetic_settings
+from rewards.judging.judge import judge_settings
 from rewards.judging.judge_protocol import judge_digest
 from rewards.scoring.scoring_engine import RENDER_ATTEMPTS
 
@@ -52,23 +54,24 @@ def episode_timeout_s(config: RunConfig) -> float:
 
 def remote_hosts(config: RunConfig) -> list[str]:
     """The hosts the server's reward terms call: a remote judge's and a remote aesthetic scorer's."""
+    judge, aesthetic = judge_settings(config), aesthetic_settings(config)
     urls = []
-    if config.judge.backend == "openai" and config.weights.judge > 0:
-        urls.append(config.judge.base_url)
-    if config.aesthetic.backend == "hpsv3" and config.weights.aesthetic > 0:
-        urls.append(config.aesthetic.url)
+    if judge.backend == "openai" and config.weights.judge > 0:
+        urls.append(judge.base_url)
+    if aesthetic.backend == "hpsv3" and config.weights.aesthetic > 0:
+        urls.append(aesthetic.url)
     return sorted({urlsplit(url).hostname or url for url in urls if url})
 
 
 def llm_judged(config: RunConfig) -> bool:
     """Whether a VLM judges: the offline judge is a deterministic statistics stand-in, not a language model."""
-    return config.judge.backend == "openai" and config.weights.judge > 0
+    return judge_settings(config).backend == "openai" and config.weights.judge > 0
 
 
 def judge_variance_tolerance(config: RunConfig) -> float:
     """How far two runs of one episode may differ: one of the judge's comparisons flipping (each painting meets
     `references` references in both orders, so one verdict is 1/(2k) of the judge term) at the judge's weight."""
-    return round(config.weights.judge / (2 * config.judge.references), 6)
+    return round(config.weights.judge / (2 * judge_settings(config).references), 6)
 
 
 def validation_block(config: RunConfig) -> dict[str, Any]:
@@ -84,18 +87,19 @@ def validation_block(config: RunConfig) -> dict[str, Any]:
         "llm_judged": llm_judged(config),
     }
     if llm_judged(config):
+        judge = judge_settings(config)
         reward["variance_tolerance"] = judge_variance_tolerance(config)
         block["judge"] = {
-            "model": config.judge.model,
+            "model": judge.model,
             # The judge's own id (`OpenAIJudge.backend_id`): the model, and a digest of what else changes a verdict
             # (criteria, the reference draw, the pool's pictures). The endpoint serves the model id's weights.
-            "version": judge_digest(config.judge, load_pool(config.pool_dir)),
+            "version": judge_digest(judge, load_pool(config.pool_dir)),
             "params": {
-                "base_url": config.judge.base_url,
+                "base_url": judge.base_url,
                 "temperature": 0,
-                "max_tokens": config.judge.max_tokens,
-                "references": config.judge.references,
-                "mode": config.judge.mode,
+                "max_tokens": judge.max_tokens,
+                "references": judge.references,
+                "mode": judge.mode,
             },
         }
     block["resources"] = {

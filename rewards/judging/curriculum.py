@@ -28,8 +28,8 @@ from statistics import fmean
 from typing import Any, TypeVar
 
 from ground.records import JudgeVerdict
-from ground.settings import CurriculumSettings
 from rewards.judging.judge_protocol import PoolReference, Winner, pairwise_verdict
+from rewards.judging.settings import CurriculumSettings
 
 
 R = TypeVar("R", bound=PoolReference)

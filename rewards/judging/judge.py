@@ -1,10 +1,11 @@
 """The judge the settings name, and the judge as a reward term.
 
 `make_judge` picks the backend (`rewards.judging.openai_judge` or `rewards.judging.offline_judge`, both on the protocol
-of `rewards.judging.judge_protocol`); `JUDGE_TERM` registers the judge's win share J with the scoring engine. In the
-default `references` mode it is one call per painting, against the references its group seed draws (at random by tier,
-or by difficulty with the curriculum, `rewards.judging.curriculum`); in `group` mode the term is batched and each
-painting's J is its win rate among its group's paintings (`rewards.judging.group_judging`).
+of `rewards.judging.judge_protocol`); `TERM` is the judge's win share J as a reward term, its settings model
+`rewards.judging.settings.JudgeSettings`. In the default `references` mode it is one call per painting, against
+the references its group seed draws (at random by tier, or by difficulty with the curriculum,
+`rewards.judging.curriculum`); in `group` mode the term is batched and each painting's J is its win rate among its
+group's paintings (`rewards.judging.group_judging`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ground.records import TermScore
-from ground.settings import JudgeSettings, ScoringSettings
+from ground.settings import RewardSettings
 from rewards.errors import ServiceUnavailable
 from rewards.judging.curriculum import CurriculumJudge
 from rewards.judging.group_judging import GroupJudge
 from rewards.judging.judge_protocol import Judge, PoolReference, draw_references
 from rewards.judging.offline_judge import PoolSimilarityJudge
 from rewards.judging.openai_judge import OpenAIJudge
+from rewards.judging.settings import JudgeSettings
 from rewards.term import Admitted, RewardTerm
 
 
@@ -61,25 +63,41 @@ def judge_context(judge: Any, rollout: Admitted, batch: Sequence[Admitted]) -> s
     return f"group_seed={rollout.group_seed};group={hashlib.sha256(' '.join(mates).encode()).hexdigest()[:16]}"
 
 
-def build_judge(settings: ScoringSettings) -> Any:
-    """The backend, as the run's mode asks: ranked within groups, drawn by a curriculum, or plain."""
+def build_judge(settings: JudgeSettings, scoring: Any) -> Any:
+    """The backend, as the run's mode asks: ranked within groups, drawn by a curriculum, or plain. `scoring` (the
+    engine's `ScoringSettings`) gives the reference pool and the run directory the curriculum keeps its state in."""
     from ground.reference_pool import load_pool
 
     # The judge's backend id covers the pool's content and the draw settings, so its cache keys do too.
-    judge = make_judge(settings.judge, load_pool(settings.pool_dir))
-    if settings.judge.mode == "group":
+    judge = make_judge(settings, load_pool(scoring.pool_dir))
+    if settings.mode == "group":
         return GroupJudge(judge)
-    if settings.judge.curriculum.enabled:
-        return CurriculumJudge(judge, settings.run_dir)
+    if settings.curriculum.enabled:
+        return CurriculumJudge(judge, scoring.run_dir)
     return judge
 
 
-JUDGE_TERM = RewardTerm(
+def judge_settings(config: RewardSettings) -> JudgeSettings:
+    """The judge term's settings in a run configuration or the engine's settings."""
+    return TERM.settings_of(config)
+
+
+def check_judge(settings: JudgeSettings, weight: float) -> None:
+    if settings.backend != "offline" and not settings.base_url:
+        raise ValueError(
+            f"judge.base_url is required: the {settings.backend} judge has weight {weight} and no base URL. Pass "
+            "judge.base_url=https://router.huggingface.co/v1, or choose judge.backend=offline, or set weights.judge=0."
+        )
+
+
+TERM = RewardTerm(
     name="judge",
     measures="the pairwise judge's win share J in 0..1: against references drawn by the group seed, or (group "
     "mode) against the group's other paintings",
     needs_picture=True,
+    settings=JudgeSettings,
     build=build_judge,
+    check=check_judge,
     measure=measure_judge,
     batched=lambda judge: isinstance(judge, GroupJudge),
     seeded=True,

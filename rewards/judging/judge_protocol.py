@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from ground.records import Comparison, JudgeVerdict
-from ground.settings import JudgeSettings
 from rewards.errors import ServiceUnavailable
+from rewards.judging.settings import JudgeSettings
 
 
 Winner = Literal["A", "B"]

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ground.settings import JudgeSettings
 from rewards.judging.judge_protocol import Answer, PairwiseJudge, PoolReference, Winner, judge_digest
+from rewards.judging.settings import JudgeSettings
 from rewards.offline_aesthetic import ImageFeatures, features_of, stats_score, with_subject
 from rewards.pixels import Pixels, analyse
 from rewards.subject_match import match_pixels

@@ -12,9 +12,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ground.settings import JudgeSettings
 from rewards.http import BoundClient, MalformedReply, post_json
 from rewards.judging.judge_protocol import PairwiseJudge, PoolReference, Winner, judge_digest
+from rewards.judging.settings import JudgeSettings
 
 
 # The winner is declared first so a reply cut off by max_tokens still carries the verdict. The reason is what the

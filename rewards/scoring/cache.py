@@ -18,12 +18,16 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
 from ground.files import write_atomic
 from ground.records import RenderResult, sketch_hash
+
+
+if TYPE_CHECKING:
+    from rewards.gate import Renderer
 
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -80,10 +84,6 @@ class ContentCache:
 
 def _entry(key: ContentKey, value: dict) -> bytes:
     return json.dumps({"key": asdict(key), "value": value}, indent=1).encode()
-
-
-class Renderer(Protocol):
-    async def render(self, source: str, seed: int = 0) -> RenderResult: ...
 
 
 class CachedRenderer:

@@ -27,15 +27,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ground.records import DeadLetter, GateVerdict, RewardParts, TermScore
 from ground.settings import ScoringSettings
 from rewards.errors import ServiceUnavailable
-from rewards.scoring.cache import CachedRenderer, ContentCache, ContentKey, Renderer
+from rewards.scoring.cache import CachedRenderer, ContentCache, ContentKey
 from rewards.scoring.dead_letters import DeadLetterLog, dead_letter
-from rewards.scoring.terms import TERMS, check_weights, sketch_terms
+from rewards.scoring.terms import resolve_terms, reward_terms, sketch_terms
 from rewards.term import Admitted, RewardTerm
+
+
+if TYPE_CHECKING:
+    from rewards.gate import Renderer
 
 
 # The pool relaunches a browser that died under a render, so one more attempt usually lands on a fresh one.
@@ -55,7 +59,7 @@ def compose(parts: RewardParts, weights: Mapping[str, float]) -> float | None:
     if not parts.terms.get("gate"):
         return 0.0
     reward = 0.0
-    for term in TERMS.values():
+    for term in reward_terms().values():
         weight = weights.get(term.name, 0.0)
         if weight <= 0:  # never built, never measured: adds nothing
             continue
@@ -90,8 +94,8 @@ class ScoringEngine:
 
     `settings` is the run configuration's scoring half (`RunConfig.scoring`). `pool` lends a started renderer (the
     caller closes it); without one the engine starts a BrowserPool from `settings.render`. `clients` overrides how a
-    service term's client is built (term name -> factory taking the `ScoringSettings`); tests pass counting
-    wrappers of the real clients. Picklable: live clients stay out of the pickle.
+    service term's client is built (term name -> factory taking what its `build` takes: the term's settings and the
+    `ScoringSettings`); tests pass counting wrappers of the real clients. Picklable: live clients stay out of the pickle.
     """
 
     def __init__(
@@ -102,7 +106,7 @@ class ScoringEngine:
         pool: Renderer | None = None,
         clients: Mapping[str, Any] | None = None,
     ) -> None:
-        check_weights(settings.weights)
+        settings = resolve_terms(settings)
         self.settings = settings
         self.run_dir = Path(run_dir)
         self.weights: dict[str, float] = settings.weights.model_dump()
@@ -118,7 +122,7 @@ class ScoringEngine:
 
     def measured_terms(self) -> list[RewardTerm]:
         """The service terms this configuration pays for: the only ones whose clients are built."""
-        return [term for term in TERMS.values() if term.is_service and self.weights.get(term.name, 0.0) > 0]
+        return [term for term in reward_terms().values() if term.is_service and self.weights.get(term.name, 0.0) > 0]
 
     def _factory(self, term: RewardTerm) -> Any:
         factory = self.factories.get(term.name, term.build)
@@ -141,7 +145,10 @@ class ScoringEngine:
 
     async def _start(self) -> _Clients:
         # Service clients first: they fail fast on a bad setting (an empty pool, say) before a browser starts.
-        services = {term.name: self._factory(term)(self.settings) for term in self.measured_terms()}
+        services = {
+            term.name: self._factory(term)(term.settings_of(self.settings), self.settings)
+            for term in self.measured_terms()
+        }
         pool, owned = self._lent_pool, None
         if pool is None:
             from renderers import BrowserPool
@@ -173,7 +180,7 @@ class ScoringEngine:
         """Backend ids of every term, by name; a service term at weight 0 is named as off."""
         assert self._clients is not None, "start the engine first"
         backends = {"renderer": self._clients.renderer.renderer_id}
-        for term in TERMS.values():
+        for term in reward_terms().values():
             if term.is_service:
                 client = self._clients.services.get(term.name)
                 backends[term.name] = client.backend_id if client is not None else "off (weight 0)"
@@ -273,7 +280,7 @@ class ScoringEngine:
         return score
 
     def _blank(self, backends: dict[str, str]) -> RewardParts:
-        terms = {term.name: (0.0 if not term.is_service else None) for term in TERMS.values()}
+        terms = {term.name: (0.0 if not term.is_service else None) for term in reward_terms().values()}
         return RewardParts(reward=None, terms=terms, weights=dict(self.weights), backends=backends)
 
     def _fail(self, part: RewardParts, letter: DeadLetter) -> None:
@@ -282,16 +289,14 @@ class ScoringEngine:
             part.dead_letter = letter
 
     async def _admit(self, clients: _Clients, text: str, part: RewardParts, step: int | None) -> None:
-        from renderers import BrowserPool, RendererUnavailable
+        from renderers import RendererUnavailable
         from rewards.gate import gate, static_check
 
         started = time.perf_counter()
         settings = self.settings
         for attempt in range(1, RENDER_ATTEMPTS + 1):
             try:
-                # The gate only calls `render`; the cached renderer stands in for the pool it is typed with.
-                renderer = cast(BrowserPool, clients.renderer)
-                verdict = await gate(text, renderer, seed=settings.render.seed, settings=settings.gate)
+                verdict = await gate(text, clients.renderer, seed=settings.render.seed, settings=settings.gate)
                 break
             except RendererUnavailable as error:
                 if attempt == RENDER_ATTEMPTS:
@@ -408,7 +413,7 @@ def _register(clients: _Clients, flight: tuple[str, ContentKey], call: asyncio.F
 
 def log_means(log_metric: Any, parts: list[RewardParts]) -> None:
     """Batch means of every term through TRL's `log_metric`; a term measured for no rollout is left out."""
-    for name in TERMS:
+    for name in reward_terms():
         values = [value for part in parts if (value := part.term(name)) is not None]
         if values:
             log_metric(f"reward/{name}", fmean(values))

@@ -147,18 +147,24 @@ def override(text: str) -> tuple[str, Any]:
     """`key=value` with the value read as YAML, checked against the setting's type and bounds as it is parsed."""
     from pydantic import BaseModel, create_model
     from pydantic import ValidationError as Invalid
+    from pydantic.fields import FieldInfo
 
     from deployments.presets import parse_overrides
     from ground.run_config import RunConfig
+    from rewards.scoring.terms import reward_terms
 
     try:
         [(key, value)] = parse_overrides([text]).items()
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+    # The run configuration's own fields, and each reward term's settings under the term's name.
+    terms = {name: FieldInfo.from_annotation(term.settings) for name, term in reward_terms().items() if term.settings}
     model: type[BaseModel] | None = RunConfig
     field = None
     for depth, part in enumerate(key.split(".")):
         fields = model.model_fields if model is not None else {}
+        if depth == 0:
+            fields = {**fields, **terms}
         if part not in fields:
             known = [".".join([*key.split(".")[:depth], name]) for name in fields]
             hint = difflib.get_close_matches(key, known, n=1)

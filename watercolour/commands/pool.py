@@ -177,7 +177,7 @@ def pack(args: argparse.Namespace) -> int:
 
 
 def calibrate(args: argparse.Namespace) -> int:
-    from ground.settings import JudgeSettings
+    from rewards.judging.settings import JudgeSettings
     from watercolour.pool.calibrate import calibrate, find_paintings, write_report
 
     if args.judge_preset == "openai":

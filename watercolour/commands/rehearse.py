@@ -125,6 +125,7 @@ def rehearse(config: Any) -> None:
     Space asleep however the training ends."""
     import asyncio
 
+    from rewards.judging.judge import judge_settings
     from watercolour.operations.service_health import ping_judge, services_to_check, wait_for_scorer
     from watercolour.operations.space_control import set_sleep_backstop, sleep_space
     from watercolour.run_records.run_dir import use_run_environment
@@ -140,7 +141,7 @@ def rehearse(config: Any) -> None:
         if "scorer" in checks:
             print(f"  {wait_for_scorer(config, space)}")
         if "judge" in checks:
-            print(f"  judge answered as {asyncio.run(ping_judge(config.judge))}")
+            print(f"  judge answered as {asyncio.run(ping_judge(judge_settings(config)))}")
         train(config)
     finally:
         if space is not None:

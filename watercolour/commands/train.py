@@ -54,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
         if args.overrides or args.steps or args.run_dir:
             raise UsageError("--config takes the configuration as it is: give no overrides, --steps or --run-dir")
         from ground.run_config import RunConfig
+        from rewards.scoring.terms import resolve_terms
 
-        config = RunConfig.load(args.config)
+        config = resolve_terms(RunConfig.load(args.config))
     else:
         config = run_config(args.preset, args.overrides, **{"training.steps": args.steps, "run_dir": args.run_dir})
     check_inputs(config)

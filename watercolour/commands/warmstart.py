@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     config = run_config(args.preset, args.overrides, run_dir=args.run_dir)
     check_inputs(config)
-    from watercolour.training.warmstart import ExamplesDoNotFit, warm_start
+    from watercolour.training.warm_start import ExamplesDoNotFit, warm_start
 
     try:
         report = warm_start(config, examples=args.examples, epochs=args.epochs, style=args.style, echo=print)

@@ -82,12 +82,12 @@ def run_audit(
 ) -> AuditReport:
     """Audit the judge `config` names on its pool (and `run_dir`'s rollouts); writes `audit.md` and `audit.json`."""
     from ground.reference_pool import load_pool
-    from rewards.judging.judge import make_judge
+    from rewards.judging.judge import judge_settings, make_judge
     from rewards.scoring.cache import write_atomic
 
     pool = load_pool(config.pool_dir)
     rollouts = run_paintings(run_dir) if run_dir is not None else []
-    judge = make_judge(config.judge, pool)
+    judge = make_judge(judge_settings(config), pool)
 
     async def ask() -> AuditReport:
         try:

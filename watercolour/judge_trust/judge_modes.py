@@ -15,6 +15,7 @@ from statistics import fmean, pstdev
 from pydantic import BaseModel
 
 from ground.run_config import RunConfig
+from rewards.judging.judge import judge_settings
 
 
 class ModeFigures(BaseModel):
@@ -28,7 +29,7 @@ class ModeFigures(BaseModel):
 
 
 def _calls_per_group(config: RunConfig, size: int) -> int:
-    judge = config.judge
+    judge = judge_settings(config)
     if judge.mode == "references":
         return 2 * size * judge.references
     pairs = (
@@ -55,7 +56,8 @@ async def measure_mode(config: RunConfig, run_dir: Path, groups: list[list[str]]
             calls.append(_calls_per_group(config, len(judged)))
     finally:
         await engine.aclose()
-    mode = config.judge.mode if config.judge.mode == "references" else f"group ({config.judge.pairing})"
+    judge = judge_settings(config)
+    mode = judge.mode if judge.mode == "references" else f"group ({judge.pairing})"
     return ModeFigures(
         mode=mode,
         groups=len(groups),
@@ -100,7 +102,9 @@ async def compare_modes(config: RunConfig, run_dir: Path, groups: int = 8, size:
     try:
         figures = []
         for mode, pairing in (("references", "round-robin"), ("group", "round-robin"), ("group", "ring")):
-            settings = config.judge.model_copy(update={"mode": mode, "pairing": pairing, "ring_neighbours": 1})
+            settings = judge_settings(config).model_copy(
+                update={"mode": mode, "pairing": pairing, "ring_neighbours": 1}
+            )
             figures.append(await measure_mode(config.model_copy(update={"judge": settings}), run_dir, sketches, pool))
     finally:
         await pool.close()

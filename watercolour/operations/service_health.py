@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from ground.settings import JudgeSettings
+from rewards.aesthetic import aesthetic_settings
 from rewards.http import build_client
+from rewards.judging.judge import judge_settings
+from rewards.judging.settings import JudgeSettings
 
 
 if TYPE_CHECKING:
@@ -35,9 +37,9 @@ def services_to_check(config: RunConfig) -> list[str]:
     if config.openenv is not None:
         return ["environment"]
     services = []
-    if config.weights.aesthetic > 0 and config.aesthetic.backend != "offline":
+    if config.weights.aesthetic > 0 and aesthetic_settings(config).backend != "offline":
         services.append("scorer")
-    if config.weights.judge > 0 and config.judge.backend != "offline":
+    if config.weights.judge > 0 and judge_settings(config).backend != "offline":
         services.append("judge")
     return services
 
@@ -72,12 +74,13 @@ def wait_for_scorer(config: RunConfig, space: SpaceSettings | None) -> str:
     """Wake the scorer's Space when the run names one, then wait for the model behind the URL to load."""
     from watercolour.operations.space_control import wait_until_loaded, wake_space
 
-    if not config.aesthetic.url:
+    url = aesthetic_settings(config).url
+    if not url:
         raise ServiceDown("aesthetic.url is not set: the scorer has nowhere to be reached")
     found = wake_space(space) if space is not None else "not managed"
     poll_s = space.poll_s if space is not None else 5.0
     timeout_s = space.load_timeout_s if space is not None else 600.0
-    waited = wait_until_loaded(config.aesthetic.url.rstrip("/") + "/health", timeout_s, poll_s)
+    waited = wait_until_loaded(url.rstrip("/") + "/health", timeout_s, poll_s)
     return f"scorer loaded (Space {found}, waited {waited:.0f} s)"
 
 

@@ -1,5 +1,5 @@
 """What every training of the policy shares, GRPO (`watercolour.training.trainer`) and the warm start's SFT
-(`watercolour.training.warmstart`): the LoRA it trains and the device settings it trains with.
+(`watercolour.training.warm_start`): the LoRA it trains and the device settings it trains with.
 
 Imports torch and peft at the top: only code that is about to train imports it.
 """

@@ -17,7 +17,8 @@ from typing import Any
 
 from ground.reference_pool import load_pool
 from rewards.errors import ServiceUnavailable
-from rewards.judging.judge import JudgeSettings, make_judge
+from rewards.judging.judge import make_judge
+from rewards.judging.settings import JudgeSettings
 
 
 EASY_ABOVE = 0.75

@@ -153,9 +153,12 @@ def stand_ins(config: Any) -> Iterator[StandIns]:
     """Stand-ins for every remote service `config` (a RunConfig) would call, started for the block: the scorer and
     its Space (asleep, as a Space is between runs) on a stand-in Hub, and the judge. Sets the Space owner's token
     variable in this process (`TOKEN_ENV`); a Prefect worker needs it exported too."""
+    from rewards.aesthetic import aesthetic_settings
+    from rewards.judging.judge import judge_settings
+
     started = StandIns()
     with ExitStack() as stack:
-        if config.weights.aesthetic > 0 and config.aesthetic.backend != "offline":
+        if config.weights.aesthetic > 0 and aesthetic_settings(config).backend != "offline":
             from watercolour.rehearsal.hub import HubLoopback
 
             hub = stack.enter_context(HubLoopback(token=TOKEN, user="rehearsal"))
@@ -169,6 +172,6 @@ def stand_ins(config: Any) -> Iterator[StandIns]:
                 "space.token_env": TOKEN_ENV,
                 "space.poll_s": 0.2,
             }
-        if config.weights.judge > 0 and config.judge.backend != "offline":
+        if config.weights.judge > 0 and judge_settings(config).backend != "offline":
             started.overrides |= {"judge.base_url": stack.enter_context(judge_service()), "judge.model": "stand-in"}
         yield started

@@ -17,7 +17,7 @@ from typing import Any
 
 from ground.files import write_atomic
 from ground.sketch import inventory
-from rewards.scoring.terms import TERMS
+from rewards.scoring.terms import reward_terms
 
 
 CURVES_FILE = "curves.csv"
@@ -56,7 +56,7 @@ TAIL_SOURCES = {
 
 def sources() -> dict[str, str]:
     """Every column read off the logs, reward terms included (as registered when called)."""
-    terms = {term.column: f"reward/{term.name}" for term in TERMS.values()}
+    terms = {term.column: f"reward/{term.name}" for term in reward_terms().values()}
     return {**RUN_SOURCES, **terms, **TAIL_SOURCES}
 
 

@@ -1,7 +1,7 @@
 """The demo's learning run: warm start, GRPO from the warm-start adapter, then the learning summary.
 
 `run_demo(run_dir)` is what `watercolour demo` runs on the `demo` preset: SFT on compact procedural sketches
-(`watercolour.training.warmstart`, style "compact", the run's subject and its neighbours), a short GRPO run through the
+(`watercolour.training.warm_start`, style "compact", the run's subject and its neighbours), a short GRPO run through the
 trainer with `training.start_adapter` set to that adapter, and `summarize_run` over the run's curves. A warm start
 already in the run directory is reused and a GRPO run with checkpoints resumes, so an interrupted demo picks up where
 it stopped.
@@ -18,6 +18,7 @@ from watercolour.policy.procedural import Style
 from watercolour.run_records.curve_svg import write_curve_svg
 from watercolour.run_records.run_dir import latest_checkpoint, use_run_environment
 from watercolour.training.evaluation import RunSummary, format_summary, summarize_run
+from watercolour.training.warm_start import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, starting_from, warm_start
 from watercolour.training.warm_start_cache import (
     DEMO_COLOUR_BLIND,
     DEMO_EPOCHS,
@@ -26,7 +27,6 @@ from watercolour.training.warm_start_cache import (
     DEMO_PRESET,
     DEMO_STYLE,
 )
-from watercolour.training.warmstart import ADAPTER_DIR, REPORT_FILE, WARMSTART_DIR, starting_from, warm_start
 
 
 SUMMARY_FILE = "summary.json"

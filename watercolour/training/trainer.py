@@ -531,19 +531,15 @@ def pin_pool_revision(config: RunConfig, started: Path | None) -> RunConfig:
     return config.model_copy(update={"pool_revision": found})
 
 
-def with_warm_start(config: RunConfig, processes: Any, echo: Echo) -> RunConfig:
-    """The configuration starting from the demo's warm start (`training.warm_start_examples`): the main process
-    makes it or finds it in the cache, the others wait and take the same folder."""
-    from watercolour.training.warm_start_cache import cached_warm_start, describe_warm_start
-    from watercolour.training.warmstart import starting_from
+def with_warm_start(config: RunConfig, run_dir: Path, processes: Any, echo: Echo) -> RunConfig:
+    """The configuration starting from the warm start it asks for (`warm_start_cache.warm_started`): the main process
+    makes it or finds it, the others wait and take the same folder."""
+    from watercolour.training.warm_start_cache import warm_started
 
     if processes.is_main_process:
-        adapter, report, reused = cached_warm_start(config, echo=lambda line: tell(echo, line))
-        tell(echo, describe_warm_start(adapter, report, reused))
+        config = warm_started(config, run_dir, echo=lambda line: tell(echo, line))
     processes.wait_for_everyone()
-    if not processes.is_main_process:
-        adapter, _, _ = cached_warm_start(config)
-    return starting_from(config, adapter)
+    return config if processes.is_main_process else warm_started(config, run_dir)
 
 
 def train(
@@ -613,13 +609,7 @@ def train_here(
     # Every process pins the same revision (a read-only hash); a resume against a changed pool is refused by all.
     config = pin_pool_revision(config, run_dir / "config.yaml" if checkpoint is not None else None)
     refuse_repaint_in_processes(config, processes.num_processes)
-    repaint = config.repaint
-    if repaint is not None and repaint.warm_start_examples and config.training.start_adapter is None:
-        from watercolour.training.warmstart import repaint_warm_start
-
-        config = repaint_warm_start(config, run_dir)
-    elif config.training.warm_start_examples and config.training.start_adapter is None:
-        config = with_warm_start(config, processes, echo)
+    config = with_warm_start(config, run_dir, processes, echo)
     if processes.is_main_process:
         forget_steps_after(run_dir, checkpoint)
         config.save(run_dir / "config.yaml")

@@ -1,6 +1,10 @@
-"""The demo's warm-start recipe, and the cache of warm starts a preset asks for with `training.warm_start_examples`.
+"""Which warm start a run starts from, the demo's warm-start recipe, and the cache of the warm starts a preset asks
+for with `training.warm_start_examples`.
 
-`cached_warm_start(config)` makes the demo's warm start for a configuration once per machine and setting and keeps
+`warm_started(config, run_dir)` is the one place the run configuration decides its warm start: none when
+`training.start_adapter` is set or nothing is asked for; the repaint run's own (`repaint.warm_start_examples`, kept
+in its run directory); else the demo's (`training.warm_start_examples`). The train flow's task and the trainer both
+call it. `cached_warm_start(config)` makes the demo's warm start for a configuration once per machine and setting and keeps
 it in `$WATERCOLOUR_CACHE/warm-starts/<key>` (else `~/.cache/watercolour/...`); the demo itself keeps its warm
 start in its run directory (`watercolour.training.demo_run`).
 """
@@ -18,12 +22,14 @@ from pathlib import Path
 
 from ground.run_config import RunConfig
 from watercolour.policy.procedural import Style
-from watercolour.training.warmstart import (
+from watercolour.training.warm_start import (
     ADAPTER_DIR,
     LEARNING_RATE,
     REPORT_FILE,
     WARMSTART_DIR,
     WarmStartReport,
+    repaint_warm_start,
+    starting_from,
     warm_start,
 )
 
@@ -125,3 +131,26 @@ def describe_warm_start(adapter: Path, report: WarmStartReport, reused: bool) ->
         f"{report.seconds:.0f} s, loss {report.first_loss:.2f} -> {report.last_loss:.2f}"
     )
     return f"warm start {'reused from' if reused else 'made and kept in'} {adapter.parent} ({made})"
+
+
+def needs_warm_start(config: RunConfig) -> bool:
+    """Whether GRPO starts from a warm start `warm_started` makes or finds (not from a given adapter, or afresh)."""
+    if config.training.start_adapter is not None:
+        return False
+    return bool(
+        (config.repaint is not None and config.repaint.warm_start_examples) or config.training.warm_start_examples
+    )
+
+
+def warm_started(config: RunConfig, run_dir: Path, echo: Callable[[str], None] | None = None) -> RunConfig:
+    """The configuration GRPO starts from: with `training.start_adapter` set to the warm start the configuration
+    asks for, made on its first run and reused after that; unchanged when it asks for none. `echo` gets how making
+    it goes and one line on what was made or reused."""
+    if not needs_warm_start(config):
+        return config
+    if config.repaint is not None and config.repaint.warm_start_examples:
+        return repaint_warm_start(config, run_dir)
+    adapter, report, reused = cached_warm_start(config, echo=echo)
+    if echo is not None:
+        echo(describe_warm_start(adapter, report, reused))
+    return starting_from(config, adapter)

@@ -159,34 +159,29 @@ def warm_start(
     colour_blind: bool = False,
     echo: Callable[[str], None] | None = None,
 ) -> WarmStartReport:
-    """SFT the configured policy's LoRA on pool and procedural sketches; write and verify the adapter.
+    """SFT the configured policy's LoRA on pool and procedural sketches (on whole taught episodes for a repaint
+    run); write and verify the adapter.
 
     With `neighbours`, the rows that do not paint the run's subject paint its neighbours; with `colour_blind`,
     their prompts name only the flower (see `build_examples`). `echo` gets a line at least once a minute."""
     import torch
-    from datasets import Dataset
-    from transformers import AutoTokenizer, PrinterCallback
-    from trl import SFTConfig, SFTTrainer
+    from transformers import AutoTokenizer
 
-    from watercolour.policy.adapter import export_adapter, load_base, load_policy
+    from watercolour.policy.adapter import export_adapter, load_policy
     from watercolour.policy.loading import resolve_model, set_cpu_threads
-    from watercolour.policy.lora import device_settings, lora_config
 
-    training = config.training
     run_dir = Path(run_dir or config.run_dir or Path("runs") / config.name)
-    out_dir = run_dir / WARMSTART_DIR
-    cuda = torch.cuda.is_available()
-    if not cuda:
+    if not torch.cuda.is_available():
         set_cpu_threads()
-    base_path = resolve_model(training.model)
+    base_path = resolve_model(config.training.model)
     tokenizer = AutoTokenizer.from_pretrained(base_path)
-    repaint = config.repaint is not None
-    if repaint:  # whole episodes through the paint tool, in the template it calls tools with
+    if config.repaint is not None:  # whole episodes through the paint tool, in the template it calls tools with
         from watercolour.policy.tool_chat import use_tool_template
 
         tokenizer = use_tool_template(tokenizer)
         rows, from_pool = repaint_rows(config, run_dir, examples), 0
     else:
+        training = config.training
         rows, from_pool = build_examples(
             examples,
             training.subject,
@@ -198,8 +193,35 @@ def warm_start(
             neighbours,
             colour_blind,
         )
-    # The templated prompt's character count bounds its token count (a token is at least one character).
-    prompt_chars = max(
+    out_dir = run_dir / WARMSTART_DIR
+    args = sft_arguments(config, out_dir, longest_prompt(tokenizer, rows), examples, epochs, learning_rate)
+    started = time.perf_counter()
+    trainer = fine_tune(config, base_path, tokenizer, rows, args, echo)
+    seconds = time.perf_counter() - started
+    adapter_dir = export_adapter(
+        trainer, out_dir / ADAPTER_DIR, base_model=config.training.model, config_name=config.name
+    )
+    # Load it back the one tested way: raises unless every adapter tensor landed with its trained value.
+    load_policy(adapter_dir)
+    history = trainer.state.log_history
+    report = WarmStartReport(
+        adapter_dir=str(adapter_dir),
+        base_model=config.training.model,
+        examples=len(rows),
+        pool_examples=from_pool,
+        epochs=epochs,
+        optimizer_steps=trainer.state.global_step,
+        tokens=int(max(entry.get("num_tokens", 0) for entry in history)),
+        seconds=round(seconds, 1),
+        losses=[round(entry["loss"], 4) for entry in history if "loss" in entry],
+    )
+    (out_dir / REPORT_FILE).write_text(json.dumps(asdict(report), indent=2) + "\n")
+    return report
+
+
+def longest_prompt(tokenizer: Any, rows: list[dict]) -> int:
+    """The longest templated prompt of `rows`, in characters: a bound on its tokens (a token is at least one)."""
+    return max(
         len(
             tokenizer.apply_chat_template(
                 row["prompt"],
@@ -210,8 +232,20 @@ def warm_start(
         )
         for row in rows
     )
+
+
+def sft_arguments(
+    config: RunConfig, out_dir: Path, prompt_chars: int, examples: int, epochs: float, learning_rate: float
+) -> Any:
+    """TRL's `SFTConfig` for the warm start: one row a step, never truncated, the loss on the policy's own turns."""
+    import torch
+    from trl import SFTConfig
+
+    from watercolour.policy.lora import device_settings
+
+    training = config.training
     bf16, checkpointing = device_settings(training)
-    args = SFTConfig(
+    return SFTConfig(
         output_dir=str(out_dir / "trainer"),
         num_train_epochs=epochs,
         learning_rate=learning_rate,
@@ -224,9 +258,9 @@ def warm_start(
         max_length=prompt_chars + 2 * training.max_completion_length,
         completion_only_loss=True,
         # An episode's observations are the environment's words, not the policy's: only its own turns are taught.
-        assistant_only_loss=repaint,
+        assistant_only_loss=config.repaint is not None,
         bf16=bf16,
-        use_cpu=not cuda,
+        use_cpu=not torch.cuda.is_available(),
         # Recomputing activations buys memory a 135M model on CPU does not need, at a third more time.
         gradient_checkpointing=checkpointing,
         logging_steps=1,
@@ -235,38 +269,34 @@ def warm_start(
         seed=training.seed,
         disable_tqdm=True,
     )
-    model = load_base(base_path, dtype=torch.bfloat16 if bf16 else torch.float32)
+
+
+def fine_tune(
+    config: RunConfig, base_path: str, tokenizer: Any, rows: list[dict], args: Any, echo: Callable[[str], None] | None
+) -> Any:
+    """The trained SFT trainer: the policy's base with a fresh LoRA, taught `rows` under `args`."""
+    import torch
+    from datasets import Dataset
+    from transformers import PrinterCallback
+    from trl import SFTTrainer
+
+    from watercolour.policy.adapter import load_base
+    from watercolour.policy.lora import device_settings, lora_config
+
+    bf16, _ = device_settings(config.training)
     trainer = SFTTrainer(
-        model=model,
+        model=load_base(base_path, dtype=torch.bfloat16 if bf16 else torch.float32),
         args=args,
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
-        peft_config=lora_config(training),
+        peft_config=lora_config(config.training),
     )
     # With the progress bar off, transformers prints every step's raw log dict; a line a minute says more.
     trainer.remove_callback(PrinterCallback)
     if echo is not None:
         trainer.add_callback(line_a_minute(echo))
-    started = time.perf_counter()
     trainer.train()
-    seconds = time.perf_counter() - started
-    adapter_dir = export_adapter(trainer, out_dir / ADAPTER_DIR, base_model=training.model, config_name=config.name)
-    # Load it back the one tested way: raises unless every adapter tensor landed with its trained value.
-    load_policy(adapter_dir)
-    history = trainer.state.log_history
-    report = WarmStartReport(
-        adapter_dir=str(adapter_dir),
-        base_model=training.model,
-        examples=len(rows),
-        pool_examples=from_pool,
-        epochs=epochs,
-        optimizer_steps=trainer.state.global_step,
-        tokens=int(max(entry.get("num_tokens", 0) for entry in history)),
-        seconds=round(seconds, 1),
-        losses=[round(entry["loss"], 4) for entry in history if "loss" in entry],
-    )
-    (out_dir / REPORT_FILE).write_text(json.dumps(asdict(report), indent=2) + "\n")
-    return report
+    return trainer
 
 
 def line_a_minute(echo: Callable[[str], None], every_s: float = 60.0) -> Any:

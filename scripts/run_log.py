@@ -1,4 +1,4 @@
-"""`python -m tasks.run_log FLOW_RUN [--level LEVEL]`: a flow run's log with the task that wrote each line.
+"""`python scripts/run_log.py FLOW_RUN [--level LEVEL]`: a flow run's log with the task that wrote each line.
 
 `prefect flow-run logs` labels every line with the flow run only, so its many "Finished in state Completed()"
 lines do not say which task finished. This prints the same log from the same API, one line each, with the task
