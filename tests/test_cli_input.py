@@ -3,6 +3,7 @@ written, and no model loaded first. No browser and no network: every case is ref
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -142,3 +143,16 @@ def test_every_command_is_tried_here():
     from watercolour.cli import COMMANDS
 
     assert {argv[0] for argv, _ in CASES if argv} >= set(COMMANDS)
+
+
+def test_a_registered_terms_weight_is_a_setting_and_an_unregistered_one_is_not(monkeypatch):
+    from rewards.scoring import terms
+    from watercolour.commands.arguments import override
+
+    registered = {**terms.reward_terms(), "toy": terms.GATE_TERM}
+    monkeypatch.setattr(terms, "reward_terms", lambda: registered)
+    assert override("weights.toy=0.1") == ("weights.toy", 0.1)
+    with pytest.raises(argparse.ArgumentTypeError, match="less than or equal to 1"):
+        override("weights.toy=2")
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown setting 'weights.toyz'"):
+        override("weights.toyz=0.1")

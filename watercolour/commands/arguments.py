@@ -165,6 +165,9 @@ def override(text: str) -> tuple[str, Any]:
         fields = model.model_fields if model is not None else {}
         if depth == 0:
             fields = {**fields, **terms}
+        elif depth == 1 and key.startswith("weights."):
+            # A term registered beyond the four takes its weight under its own name, bounded like theirs.
+            fields = {**{name: fields["gate"] for name in reward_terms()}, **fields}
         if part not in fields:
             known = [".".join([*key.split(".")[:depth], name]) for name in fields]
             hint = difflib.get_close_matches(key, known, n=1)
