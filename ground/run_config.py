@@ -106,6 +106,12 @@ class TrainingSettings(BaseModel):
         "them (watercolour.policy.experts). None = on whenever the decode step is compiled; a dense policy has no "
         "experts to change.",
     )
+    generation_skip_guards: bool | None = Field(
+        default=None,
+        description="Call a compiled decode step without evaluating torch.compile's guards once a rollout of the "
+        "same shapes has compiled it (watercolour.policy.generation.UnguardedDecode): a rollout of new shapes still "
+        "compiles as before. None = on whenever the decode step is compiled.",
+    )
     start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
     warm_start_examples: int = Field(
         default=0,

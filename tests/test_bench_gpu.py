@@ -41,6 +41,12 @@ def test_bench_runs_both_paths_and_checks(tmp_path: Path, monkeypatch: pytest.Mo
     assert all(stats["max"] < 1e-4 for stats in levers.values()), levers
     table = (Path("bench-gpu-out") / "bench_gpu.md").read_text()
     assert "| tiny | 2 x 3 | fast | 2 |" in table and "x |" in table
+    # The compiled path's profiles: a decode step's, and one update micro-batch's, forward and backward.
+    assert [row["path"] for row in rows if "profile" in row] == ["fast"]
+    update = next(row["update_profile"] for row in rows if "update_profile" in row)
+    assert update["tokens"] > 2 and update["wall_s"] > 0, update
+    assert "aten::" in (Path("bench-gpu-out") / "update-profile-fast.txt").read_text()
+    assert (Path("bench-gpu-out") / "profile-fast.txt").exists()
 
 
 def test_a_cell_that_would_run_past_the_deadline_is_not_started() -> None:

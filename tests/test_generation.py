@@ -11,7 +11,15 @@ from pydantic import ValidationError
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
 from ground.run_config import TrainingSettings
-from watercolour.policy.generation import GenerationPlan, enable_compile, grpo_kwargs, input_grad_hooks_paused, resolve
+from watercolour.policy.generation import (
+    GenerationPlan,
+    UnguardedDecode,
+    enable_compile,
+    grpo_kwargs,
+    input_grad_hooks_paused,
+    resolve,
+    rollout_key,
+)
 
 
 def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu() -> None:
@@ -26,6 +34,7 @@ def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu(
         merge_adapter=True,
         packed_gqa=True,
         grouped_experts=True,
+        skip_guards=True,
     )
     assert resolve(training, cuda=False) == GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
     assert grpo_kwargs(resolve(training, cuda=False)) == {"cache_implementation": None, "pad_to_multiple_of": None}
@@ -100,3 +109,52 @@ def test_the_trainers_arguments_keep_trls_default_path_on_cpu(tmp_path: Path) ->
     assert args.cache_implementation is None and args.pad_to_multiple_of is None
     static = grpo_args(load_config("smoke", {"training.generation_cache": "static"}), tmp_path)
     assert static.cache_implementation == "static" and static.pad_to_multiple_of is None
+
+
+FACTOR = 1  # a global the compiled function reads: dynamo guards on its value
+
+
+def scaled(x: torch.Tensor) -> torch.Tensor:
+    return x * FACTOR
+
+
+def test_a_rollout_of_compiled_shapes_skips_the_guards_and_a_new_one_compiles_guarded() -> None:
+    global FACTOR
+    unguarded = UnguardedDecode()
+    step = torch.compile(scaled, backend="eager", dynamic=False)
+    x = torch.ones(3)
+    key = rollout_key([[1, 2, 3], [4, 5]], max_new_tokens=64, pad_multiple=None)
+    assert key == (2, 3, 64)
+    assert rollout_key([[1, 2, 3], [4, 5]], 64, pad_multiple=8) == (2, 8, 64)
+    try:
+        with unguarded(key) as skipped:
+            assert skipped is False
+            assert step(x).tolist() == [1.0, 1.0, 1.0]
+        FACTOR = 2
+        with unguarded(key) as skipped:
+            # The guards would see the new value and recompile; skipped, the graph traced for this key runs.
+            assert skipped is True
+            assert step(x).tolist() == [1.0, 1.0, 1.0]
+        with unguarded((2, 4, 64)) as skipped:
+            assert skipped is False  # new shapes: guarded, so the change is seen
+            assert step(x).tolist() == [2.0, 2.0, 2.0]
+        FACTOR = 3
+        assert step(x).tolist() == [3.0, 3.0, 3.0]  # the guards are back after a rollout
+        with pytest.raises(RuntimeError), unguarded((1, 1, 1)):
+            raise RuntimeError("the rollout failed")
+        assert (1, 1, 1) not in unguarded.compiled  # a failed rollout compiled nothing to trust
+        with pytest.raises(RuntimeError), unguarded(key):
+            raise RuntimeError("the rollout failed")
+        FACTOR = 4
+        assert step(x).tolist() == [4.0, 4.0, 4.0]  # ... and after one that failed unguarded
+    finally:
+        FACTOR = 1
+        torch._dynamo.reset()
+
+
+def test_guards_are_skipped_only_where_the_decode_step_is_compiled() -> None:
+    assert resolve(TrainingSettings(), cuda=True).skip_guards is True
+    assert resolve(TrainingSettings(), cuda=False).skip_guards is False
+    assert resolve(TrainingSettings(generation_skip_guards=False), cuda=True).skip_guards is False
+    eager_static = TrainingSettings(generation_cache="static", generation_compile=False, generation_skip_guards=True)
+    assert resolve(eager_static, cuda=True).skip_guards is False

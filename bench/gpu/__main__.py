@@ -85,14 +85,14 @@ def run_cell(
     emit: Callable[[dict[str, Any]], None],
     first_fast: bool,
 ) -> None:
-    """One (shape, G, path) cell: its steps, then (the first fast cell) the log-prob check and the decode profile,
-    each unless switched off."""
+    """One (shape, G, path) cell: its steps, then the log-prob check (the first fast cell) and the profiles of a
+    decode step and of one update micro-batch (every compiled path), each unless switched off."""
     import tempfile
 
     import torch
 
     from bench.gpu.checks import logprob_check
-    from bench.gpu.profile import decode_profile
+    from bench.gpu.profile import decode_profile, record_update_batch, update_profile
     from bench.gpu.scoring import alternate_early_scoring, force_lengths
     from bench.gpu.step import bench_config, checkpoint_recorder, make_trainer, spread_reward, step_recorder
     from rewards.scoring.composite import CompositeReward
@@ -130,17 +130,18 @@ def run_cell(
             trainer.args.save_steps = 1  # the recipe saves every 10 steps; each save is timed here
             checkpoint_recorder(trainer, partial(emit_step, emit, cell))
         step_recorder(trainer, partial(emit_step, emit, cell))
+        update_batch = record_update_batch(trainer)
         hard_stop(trainer, deadline)
-        if path == "fast" and args.skip_guards_from:
-            skip_guards(trainer, args.skip_guards_from)
         try:
             trainer.train()
         finally:
             close_reward(trainer)
         if first_fast and args.check:
             emit({**cell, "check": logprob_check(trainer, generations)})
-        if first_fast and args.profile:
-            emit({**cell, "profile": decode_profile(trainer, generations, args.out)})
+        # Every compiled path is profiled, so levers compare part by part; the update only where it is timed whole.
+        if path != "default" and args.profile:
+            emit({**cell, "profile": decode_profile(trainer, generations, args.out, path)})
+            emit({**cell, "update_profile": update_profile(trainer, update_batch, args.out, path)})
         del trainer, model
         gc.collect()
         torch._dynamo.reset()
@@ -205,22 +206,6 @@ def hard_stop(trainer: Any, deadline: float) -> None:
                 control.should_training_stop = True
 
     trainer.add_callback(Stop())
-
-
-def skip_guards(trainer: Any, step: int) -> None:
-    """Diagnostic: from step `step` on, skip dynamo's guard evaluation, to see what guards cost each token."""
-    import torch
-    from transformers import TrainerCallback
-
-    class Stance(TrainerCallback):
-        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if state.global_step + 1 == step:
-                torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
-
-        def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            torch.compiler.set_stance("default", skip_guard_eval_unsafe=False)
-
-    trainer.add_callback(Stance())
 
 
 def summary(rows: list[dict[str, Any]]) -> str:
@@ -341,9 +326,8 @@ def main(argv: list[str] | None = None) -> None:
         "distribution (mean 2,000 tokens, 0.7%% of rows at 8,192: bench/gpu/scoring.py)",
     )
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the log-prob/loss check")
-    parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the decode profile")
+    parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the decode and update profiles")
     parser.add_argument("--deadline-s", type=float, default=480.0, help="start nothing new after this long")
-    parser.add_argument("--skip-guards-from", type=int, default=0, help="diagnostic: fast step to skip guards from")
     parser.add_argument("--out", type=Path, default=Path("bench-gpu-out"))
     args = parser.parse_args(argv)
     rows = run(args)

@@ -1,5 +1,9 @@
 """Where a compiled decode step's time goes: a short rollout under torch.profiler, after the benchmark's steps.
 
+`update_profile` does the same for the update: one micro-batch of the last step, forward and backward as the
+trainer ran it, after the timed steps (so the profiler slows none of them), its GPU time sorted into what it went
+to.
+
 The rollout keeps the trainer's shapes (same batch, prompt padding and cache length, so the compiled graphs are
 reused) and stops after a few dozen tokens through a stopping criterion rather than a shorter budget, which
 would change the cache length and recompile. The report says how much of each token's wall time the GPU was
@@ -10,11 +14,14 @@ from __future__ import annotations
 
 import copy
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 
-def decode_profile(trainer: Any, generations: int, out: Path, tokens: int = 48) -> dict[str, Any]:
+def decode_profile(
+    trainer: Any, generations: int, out: Path, name: str = "fast", tokens: int = 48
+) -> dict[str, Any]:
     import torch
     from torch.profiler import ProfilerActivity, profile
     from transformers import StoppingCriteria, StoppingCriteriaList
@@ -30,7 +37,10 @@ def decode_profile(trainer: Any, generations: int, out: Path, tokens: int = 48) 
             return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
 
     config = copy.deepcopy(trainer.generation_config)
-    with generating(trainer) as model:
+    # The rollouts' own shapes: where the trainer skips the guards of a compiled step, so does the profile.
+    unguarded = trainer.unguarded_decode
+    key = (inputs["input_ids"].shape[0], start, config.max_new_tokens)
+    with generating(trainer) as model, unguarded(key) if unguarded is not None else nullcontext():
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
         with profile(activities=activities) as prof:
             started = time.perf_counter()
@@ -43,7 +53,7 @@ def decode_profile(trainer: Any, generations: int, out: Path, tokens: int = 48) 
     events = prof.key_averages()
     device_us = sum(e.self_device_time_total for e in events)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "profile.txt").write_text(
+    (out / f"profile-{name}.txt").write_text(
         events.table(sort_by="self_cpu_time_total", row_limit=25)
         + "\n"
         + (events.table(sort_by="self_device_time_total", row_limit=25) if device_us else "")
@@ -53,4 +63,71 @@ def decode_profile(trainer: Any, generations: int, out: Path, tokens: int = 48) 
         "wall_ms_per_token": round(1000 * wall / tokens, 2),
         "device_ms_per_token": round(device_us / 1000 / tokens, 2),
         "device_busy_share": round(device_us / 1e6 / wall, 3),
+    }
+
+
+# Where a kernel's GPU time goes, by its name (first match wins); the rest is "other" (copies, norms, activations).
+KERNEL_KINDS: list[tuple[str, tuple[str, ...]]] = [
+    ("gated delta, fla", ("chunk_", "fused_recurrent", "gated_delta", "tilelang", "_kkt", "solve_tril", "wy_")),
+    ("attention", ("flash", "fmha", "cudnn", "attention", "sdpa")),
+    ("MoE experts", ("grouped", "group_gemm", "moe")),
+    ("matmuls", ("gemm", "cutlass", "xmma", "nvjet", "cublas", "matmul", "sm90", "wgmma")),
+    ("elementwise", ("elementwise", "vectorized", "unrolled", "reduce", "triton_")),
+]
+
+
+def kernel_kind(name: str) -> str:
+    lowered = name.lower()
+    return next((kind for kind, marks in KERNEL_KINDS if any(mark in lowered for mark in marks)), "other")
+
+
+def record_update_batch(trainer: Any) -> dict[str, Any]:
+    """Keep the last micro-batch the trainer prepared for its update, for `update_profile` (the dict it fills)."""
+    kept: dict[str, Any] = {}
+    original = trainer._prepare_inputs
+
+    def prepare_inputs(*args: Any, **kwargs: Any) -> Any:
+        kept["inputs"] = original(*args, **kwargs)
+        return kept["inputs"]
+
+    trainer._prepare_inputs = prepare_inputs
+    return kept
+
+
+def update_profile(trainer: Any, kept: dict[str, Any], out: Path, name: str = "fast") -> dict[str, Any]:
+    """One micro-batch of the update (the loss's forward, and its backward with the recomputation under gradient
+    checkpointing) under torch.profiler: what the trainer's `training_step` does with a prepared batch."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    inputs = kept.get("inputs")
+    if inputs is None:
+        return {"error": "no update ran"}
+    cuda = torch.cuda.is_available()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    trainer.model.train()
+    with profile(activities=activities) as prof:
+        started = time.perf_counter()
+        with trainer.compute_loss_context_manager():
+            loss = trainer.compute_loss(trainer.model, inputs)
+        trainer.accelerator.backward(loss)
+        torch.cuda.synchronize() if cuda else None
+        wall = time.perf_counter() - started
+    trainer.model.zero_grad(set_to_none=True)
+    events = prof.key_averages()
+    kinds: dict[str, float] = {}
+    for event in events:
+        if event.device_type == torch.autograd.DeviceType.CUDA or (cuda and event.self_device_time_total):
+            kinds[kernel_kind(event.key)] = kinds.get(kernel_kind(event.key), 0.0) + event.self_device_time_total
+    device_us = sum(kinds.values())
+    tokens = int(inputs["completion_mask"].sum() + inputs["prompt_mask"].sum())
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"update-profile-{name}.txt").write_text(
+        events.table(sort_by="self_device_time_total" if device_us else "self_cpu_time_total", row_limit=40)
+    )
+    return {
+        "tokens": tokens,
+        "wall_s": round(wall, 3),
+        "device_s": round(device_us / 1e6, 3),
+        "device_s_by_kind": {kind: round(us / 1e6, 3) for kind, us in sorted(kinds.items(), key=lambda kv: -kv[1])},
     }

@@ -30,6 +30,8 @@ PATHS: dict[str, dict[str, Any]] = {
     "fast-repeated": {"generation_cache": None, "generation_compile": None, "generation_packed_gqa": False},
     # The defaults with the compiler's own lowering of an MoE layer's experts (a gather of the chosen weights).
     "fast-gathered": {"generation_cache": None, "generation_compile": None, "generation_grouped_experts": False},
+    # The defaults with dynamo's guards evaluated before every decode step, as transformers calls it.
+    "fast-guarded": {"generation_cache": None, "generation_compile": None, "generation_skip_guards": False},
 }
 
 

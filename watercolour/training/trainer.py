@@ -32,7 +32,14 @@ from rewards.scoring.dead_letters import DeadLetterLog
 from rewards.scoring.scoring_engine import log_means
 from watercolour.policy.adapter import export_adapter, load_policy
 from watercolour.policy.early_scoring import scoring_during_generation
-from watercolour.policy.generation import grpo_kwargs, input_grad_hooks_paused, prepare_rollouts, resolve
+from watercolour.policy.generation import (
+    UnguardedDecode,
+    grpo_kwargs,
+    input_grad_hooks_paused,
+    prepare_rollouts,
+    resolve,
+    rollout_key,
+)
 from watercolour.policy.linear_attention import FIX, route_gated_delta_rule
 from watercolour.policy.loading import resolve_model, set_cpu_threads
 from watercolour.policy.lora import device_settings, lora_config
@@ -131,6 +138,9 @@ class TimedGRPOTrainer(GRPOTrainer):
         finally:
             self._record_time("generate", started)
 
+    # Compiled decode steps of shapes already compiled run without their guards; set from the generation plan.
+    unguarded_decode: UnguardedDecode | None = None
+
     # The longest prompt of the batch being generated, and whether TRL's tool loop is running (repaint episodes).
     _longest_prompt = 0
     _in_tool_loop = False
@@ -180,8 +190,12 @@ class TimedGRPOTrainer(GRPOTrainer):
             left = budget + self._longest_prompt - min(len(ids) for ids in prompt_ids)
             cap = min(cap, round_up(left, GENERATION_CAP_MULTIPLE))
         self.generation_config.max_new_tokens = max(1, cap)
+        key = rollout_key(prompt_ids, self.generation_config.max_new_tokens, self.pad_to_multiple_of)
+        # Pictures (a vision policy's tool results) change what the step is traced with beyond the key: guarded.
+        unguarded = self.unguarded_decode is not None and not inputs and not any(images or [])
         try:
-            completion_ids, logprobs = super()._generate_single_turn(prompt_ids, images, inputs, *args, **kw)
+            with self.unguarded_decode(key) if unguarded else nullcontext():
+                completion_ids, logprobs = super()._generate_single_turn(prompt_ids, images, inputs, *args, **kw)
         finally:
             self.generation_config.max_new_tokens = budget
         if self.paint_ahead is not None:
