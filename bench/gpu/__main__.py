@@ -326,7 +326,9 @@ def main(argv: list[str] | None = None) -> None:
         "distribution (mean 2,000 tokens, 0.7%% of rows at 8,192: bench/gpu/scoring.py)",
     )
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the log-prob/loss check")
-    parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the decode and update profiles")
+    parser.add_argument(
+        "--no-profile", dest="profile", action="store_false", help="skip the decode and update profiles"
+    )
     parser.add_argument("--deadline-s", type=float, default=480.0, help="start nothing new after this long")
     parser.add_argument("--out", type=Path, default=Path("bench-gpu-out"))
     args = parser.parse_args(argv)

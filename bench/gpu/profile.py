@@ -19,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 
-def decode_profile(
-    trainer: Any, generations: int, out: Path, name: str = "fast", tokens: int = 48
-) -> dict[str, Any]:
+def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast", tokens: int = 48) -> dict[str, Any]:
     import torch
     from torch.profiler import ProfilerActivity, profile
     from transformers import StoppingCriteria, StoppingCriteriaList
