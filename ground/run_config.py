@@ -106,6 +106,13 @@ class TrainingSettings(BaseModel):
         "them (watercolour.policy.experts). None = on whenever the decode step is compiled; a dense policy has no "
         "experts to change.",
     )
+    generation_written_only: bool | None = Field(
+        default=None,
+        description="In a compiled decode step, attend only over the static cache's blocks a row has written "
+        "(FlexAttention with a block mask built inside the step) instead of reading the whole cache and masking "
+        "the rest (watercolour.policy.attention); the cache is sized in whole blocks. None = on whenever the decode "
+        "step is compiled.",
+    )
     generation_skip_guards: bool | None = Field(
         default=None,
         description="Call a compiled decode step without evaluating torch.compile's guards once a rollout of the "

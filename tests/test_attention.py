@@ -1,15 +1,25 @@
-"""Packed grouped-query attention in a compiled decode step: the same values, without the repeated keys."""
+"""Packed grouped-query attention in a compiled decode step: the same values, without the repeated keys; and
+attention over the written cache blocks only: the same values, without reading the blocks nothing was written to."""
 
 from __future__ import annotations
 
 import copy
 from types import SimpleNamespace
 
+import pytest
 import torch
 from transformers import LlamaConfig, Qwen3Config, Qwen3ForCausalLM
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-from watercolour.policy.attention import PACKED_GQA, packed_gqa_attention, use_packed_gqa
+from watercolour.policy.attention import (
+    KV_BLOCK,
+    PACKED_GQA,
+    WRITTEN_ONLY,
+    packed_gqa_attention,
+    use_packed_gqa,
+    written_blocks,
+    written_only_attention,
+)
 
 
 BATCH, HEADS, KV_HEADS, KEYS, DIM = 3, 8, 2, 40, 16
@@ -85,6 +95,68 @@ def test_generation_with_packed_attention_samples_the_same_tokens() -> None:
         b = packed.generate(ids, attention_mask=mask, return_dict_in_generate=True, **settings)
     assert torch.equal(a.sequences, b.sequences)
     assert all(torch.allclose(x, y, atol=1e-5) for x, y in zip(a.logits, b.logits, strict=True))
+
+
+def test_written_only_attention_gives_the_packed_values_and_lists_only_the_written_blocks() -> None:
+    torch.manual_seed(2)
+    keys = 3 * KV_BLOCK + 44  # a cache that does not end on a whole block
+    query = torch.randn(BATCH, HEADS, 1, DIM)
+    key, value = torch.randn(BATCH, KV_HEADS, keys, DIM), torch.randn(BATCH, KV_HEADS, keys, DIM)
+    mask = torch.zeros(BATCH, 1, 1, keys, dtype=torch.bool)
+    mask[0, ..., 9 : KV_BLOCK + 20] = True  # left padding, then written up to inside the second block
+    mask[1, ..., : 2 * KV_BLOCK] = True  # exactly two whole blocks
+    mask[2, ..., KV_BLOCK + 5 : 3 * KV_BLOCK + 1] = True  # a long left padding; one position into the fourth block
+    module = SimpleNamespace(num_key_value_groups=HEADS // KV_HEADS, is_causal=True)
+    expected = packed_gqa_attention(module, query, key, value, mask, scaling=DIM**-0.5)[0]
+    eager = written_only_attention(module, query, key, value, mask, scaling=DIM**-0.5)[0]
+    torch.testing.assert_close(eager, expected, rtol=1e-5, atol=1e-6)
+
+    def step(query, key, value, mask):
+        return written_only_attention(module, query, key, value, mask, scaling=DIM**-0.5)[0]
+
+    torch._dynamo.reset()
+    traced = torch.compile(step, backend="aot_eager", fullgraph=True)(query, key, value, mask)
+    torch.testing.assert_close(traced, expected, rtol=1e-5, atol=1e-6)
+    blocks = written_blocks(mask)
+    # Partial blocks get the mask evaluated, full blocks do not; a block with nothing written is not listed.
+    assert blocks.kv_num_blocks.flatten().tolist() == [2, 0, 2]
+    assert blocks.full_kv_num_blocks.flatten().tolist() == [0, 2, 1]
+    assert blocks.kv_indices[0, 0, 0, :2].tolist() == [0, 1]
+    assert blocks.kv_indices[2, 0, 0, :2].tolist() == [1, 3]
+    assert blocks.full_kv_indices[1, 0, 0, :2].tolist() == [0, 1]
+    assert blocks.full_kv_indices[2, 0, 0, :1].tolist() == [2]
+
+
+def test_generation_with_written_only_attention_samples_the_same_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    import watercolour.policy.attention as attention
+
+    masks: list[tuple[int, ...]] = []
+
+    def seen(mask: torch.Tensor, block: int = KV_BLOCK) -> object:
+        masks.append(tuple(mask.shape))
+        return written_blocks(mask, block)
+
+    monkeypatch.setattr(attention, "written_blocks", seen)
+    torch.manual_seed(0)
+    config = Qwen3Config(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2,
+        head_dim=16, vocab_size=300, max_position_embeddings=512,
+    )  # fmt: skip
+    stock = Qwen3ForCausalLM(config).eval()
+    written = copy.deepcopy(stock)
+    assert use_packed_gqa(written, written_only=True) == ["Qwen3Config"]
+    assert written.config._attn_implementation == WRITTEN_ONLY
+    ids = torch.randint(0, 300, (3, 20))
+    mask = torch.ones_like(ids)
+    mask[0, :5] = 0
+    settings = dict(max_new_tokens=12, do_sample=False, cache_implementation="static", output_logits=True)
+    with torch.no_grad():
+        a = stock.generate(ids, attention_mask=mask, return_dict_in_generate=True, **settings)
+        b = written.generate(ids, attention_mask=mask, return_dict_in_generate=True, max_cache_len=256, **settings)
+    assert torch.equal(a.sequences, b.sequences)
+    assert all(torch.allclose(x, y, atol=1e-5) for x, y in zip(a.logits, b.logits, strict=True))
+    # Every decode step after the prompt's (11 of them) went through the block mask, in both layers.
+    assert masks == [(3, 1, 1, 256)] * 11 * 2
 
 
 def test_only_sdpa_configs_are_switched() -> None:

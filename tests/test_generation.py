@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -35,6 +37,7 @@ def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu(
         packed_gqa=True,
         grouped_experts=True,
         skip_guards=True,
+        written_only=True,
     )
     assert resolve(training, cuda=False) == GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
     assert grpo_kwargs(resolve(training, cuda=False)) == {"cache_implementation": None, "pad_to_multiple_of": None}
@@ -124,8 +127,10 @@ def test_a_rollout_of_compiled_shapes_skips_the_guards_and_a_new_one_compiles_gu
     step = torch.compile(scaled, backend="eager", dynamic=False)
     x = torch.ones(3)
     key = rollout_key([[1, 2, 3], [4, 5]], max_new_tokens=64, pad_multiple=None)
-    assert key == (2, 3, 64)
-    assert rollout_key([[1, 2, 3], [4, 5]], 64, pad_multiple=8) == (2, 8, 64)
+    assert key == (2, 3, 64, 66)
+    assert rollout_key([[1, 2, 3], [4, 5]], 64, pad_multiple=8) == (2, 8, 64, 71)
+    assert rollout_key([[1, 2, 3], [4, 5]], 64, pad_multiple=8, cache_len=128) == (2, 8, 64, 128)
+    assert rollout_key([[1, 2, 3], [4, 5]], 64, pad_multiple=8, cache_len=128, cache_floor=512) == (2, 8, 64, 512)
     try:
         with unguarded(key) as skipped:
             assert skipped is False
@@ -135,14 +140,14 @@ def test_a_rollout_of_compiled_shapes_skips_the_guards_and_a_new_one_compiles_gu
             # The guards would see the new value and recompile; skipped, the graph traced for this key runs.
             assert skipped is True
             assert step(x).tolist() == [1.0, 1.0, 1.0]
-        with unguarded((2, 4, 64)) as skipped:
+        with unguarded((2, 4, 64, 67)) as skipped:
             assert skipped is False  # new shapes: guarded, so the change is seen
             assert step(x).tolist() == [2.0, 2.0, 2.0]
         FACTOR = 3
         assert step(x).tolist() == [3.0, 3.0, 3.0]  # the guards are back after a rollout
-        with pytest.raises(RuntimeError), unguarded((1, 1, 1)):
+        with pytest.raises(RuntimeError), unguarded((1, 1, 1, 1)):
             raise RuntimeError("the rollout failed")
-        assert (1, 1, 1) not in unguarded.compiled  # a failed rollout compiled nothing to trust
+        assert (1, 1, 1, 1) not in unguarded.compiled  # a failed rollout compiled nothing to trust
         with pytest.raises(RuntimeError), unguarded(key):
             raise RuntimeError("the rollout failed")
         FACTOR = 4
@@ -158,3 +163,49 @@ def test_guards_are_skipped_only_where_the_decode_step_is_compiled() -> None:
     assert resolve(TrainingSettings(generation_skip_guards=False), cuda=True).skip_guards is False
     eager_static = TrainingSettings(generation_cache="static", generation_compile=False, generation_skip_guards=True)
     assert resolve(eager_static, cuda=True).skip_guards is False
+
+
+def test_written_only_attention_is_planned_only_where_the_decode_step_is_compiled() -> None:
+    assert resolve(TrainingSettings(), cuda=True).written_only is True
+    assert resolve(TrainingSettings(), cuda=False).written_only is False
+    assert resolve(TrainingSettings(generation_written_only=False), cuda=True).written_only is False
+    eager_static = TrainingSettings(generation_cache="static", generation_compile=False, generation_written_only=True)
+    assert resolve(eager_static, cuda=True).written_only is False
+
+
+@pytest.mark.browser
+def test_a_compiled_plan_sizes_the_cache_in_blocks_and_skips_guards_from_the_second_rollout(tmp_path: Path) -> None:
+    """The compiled plan's levers as the trainer applies them, on CPU (where transformers compiles nothing, so the
+    decode steps run eagerly through the same code): written-only attention with a cache of whole blocks, and the
+    second rollout of the same shapes called under the skipped guards."""
+    import os
+
+    from models import tiny_smoke_overrides
+
+    from deployments.presets import load_config
+    from watercolour.policy.attention import KV_BLOCK, WRITTEN_ONLY
+    from watercolour.training.trainer import build_trainer, close_reward
+
+    os.environ.setdefault("TRACKIO_DIR", str(tmp_path / "trackio"))
+    compiled = {"training.generation_cache": "static", "training.generation_compile": True}
+    trainer = build_trainer(load_config("smoke", tiny_smoke_overrides(tmp_path, 2, 2, **compiled)), tmp_path, False)
+    assert trainer.unguarded_decode is not None and trainer.cache_block == KV_BLOCK
+    assert trainer.model.config._attn_implementation == WRITTEN_ONLY
+    skipped: list[bool] = []
+
+    class Watched(UnguardedDecode):
+        @contextmanager
+        def __call__(self, key: tuple[int, ...]) -> Iterator[bool]:
+            with super().__call__(key) as skip:
+                skipped.append(skip)
+                yield skip
+
+    trainer.unguarded_decode = unguarded = Watched()
+    try:
+        trainer.train()
+    finally:
+        close_reward(trainer)
+    assert skipped == [False, True]
+    (key,) = unguarded.compiled
+    cache = trainer.model._previous_max_cache_length
+    assert cache % KV_BLOCK == 0 and cache == key[3] >= key[1] + key[2]

@@ -25,6 +25,7 @@ def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast"
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     from bench.gpu.checks import generating, rollout_inputs
+    from watercolour.policy.generation import rollout_key
 
     inputs = rollout_inputs(trainer, generations)
     start = inputs["input_ids"].shape[1]
@@ -37,7 +38,9 @@ def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast"
     config = copy.deepcopy(trainer.generation_config)
     # The rollouts' own shapes: where the trainer skips the guards of a compiled step, so does the profile.
     unguarded = trainer.unguarded_decode
-    key = (inputs["input_ids"].shape[0], start, config.max_new_tokens)
+    floor = getattr(trainer.model, "_previous_max_cache_length", -1)
+    rows = inputs["input_ids"].tolist()
+    key = rollout_key(rows, config.max_new_tokens, None, config.max_cache_len, floor)
     with generating(trainer) as model, unguarded(key) if unguarded is not None else nullcontext():
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
         with profile(activities=activities) as prof:

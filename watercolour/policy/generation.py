@@ -37,6 +37,7 @@ class GenerationPlan:
     packed_gqa: bool = False  # grouped-query attention without repeated keys and values (watercolour.policy.attention)
     grouped_experts: bool = False  # MoE experts read in place (watercolour.policy.experts)
     skip_guards: bool = False  # a decode step of shapes already compiled runs without its guards (UnguardedDecode)
+    written_only: bool = False  # a decode step attends over the cache blocks written (watercolour.policy.attention)
 
 
 def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationPlan:
@@ -56,6 +57,7 @@ def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationP
     grouped = training.generation_grouped_experts
     experts = compiled and (grouped if grouped is not None else True)
     unguarded = compiled and (training.generation_skip_guards if training.generation_skip_guards is not None else True)
+    written = compiled and (training.generation_written_only if training.generation_written_only is not None else True)
     return GenerationPlan(
         cache=cache,
         compile=compiled,
@@ -65,6 +67,7 @@ def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationP
         packed_gqa=packed,
         grouped_experts=experts,
         skip_guards=unguarded,
+        written_only=written,
     )
 
 
@@ -99,13 +102,15 @@ def prepare_rollouts(trainer: Any, plan: GenerationPlan) -> None:
     """Set the built trainer up to generate as planned: compilation, packed grouped-query attention, MoE experts read
     in place, the LoRA merged into the weights for each rollout (not under FSDP, whose sharded weights a layer
     cannot merge alone), and decode steps of shapes already compiled called without their guards."""
-    from watercolour.policy.attention import use_packed_gqa
+    from watercolour.policy.attention import KV_BLOCK, use_packed_gqa
     from watercolour.policy.experts import use_grouped_experts
     from watercolour.policy.rollout_weights import MergedForRollouts
 
     enable_compile(trainer, plan)
-    if plan.packed_gqa:
-        use_packed_gqa(trainer.model)
+    if plan.packed_gqa or plan.written_only:
+        use_packed_gqa(trainer.model, written_only=plan.written_only)
+    if plan.written_only:
+        trainer.cache_block = KV_BLOCK
     if plan.grouped_experts:
         use_grouped_experts(trainer.model)
     if plan.merge_adapter and not trainer.is_fsdp_enabled:
@@ -145,11 +150,21 @@ class UnguardedDecode:
             torch.compiler.set_stance("default", skip_guard_eval_unsafe=False)
 
 
-def rollout_key(prompt_ids: list[list[int]], max_new_tokens: int, pad_multiple: int | None) -> tuple[int, ...]:
-    """What fixes a rollout's compiled shapes: its rows, its prompt length as TRL pads it, and its token budget."""
+def rollout_key(
+    prompt_ids: list[list[int]],
+    max_new_tokens: int,
+    pad_multiple: int | None,
+    cache_len: int | None = None,
+    cache_floor: int = -1,
+) -> tuple[int, ...]:
+    """What fixes a rollout's compiled shapes: its rows, its prompt length as TRL pads it, its token budget, and the
+    length of the static cache transformers will build for it: room for prompt and budget, at least the
+    configuration's `max_cache_len` and at least the longest of the model's earlier static caches (`cache_floor`)."""
     longest = max((len(ids) for ids in prompt_ids), default=0)
     multiple = pad_multiple or 1
-    return (len(prompt_ids), -(-longest // multiple) * multiple, max_new_tokens)
+    padded = -(-longest // multiple) * multiple
+    cache = max(padded + max_new_tokens - 1, cache_len or 0, cache_floor)
+    return (len(prompt_ids), padded, max_new_tokens, cache)
 
 
 @contextmanager

@@ -140,6 +140,8 @@ class TimedGRPOTrainer(GRPOTrainer):
 
     # Compiled decode steps of shapes already compiled run without their guards; set from the generation plan.
     unguarded_decode: UnguardedDecode | None = None
+    # Key positions per block of the decode step's written-only attention: the static cache is sized in whole blocks.
+    cache_block = 0
 
     # The longest prompt of the batch being generated, and whether TRL's tool loop is running (repaint episodes).
     _longest_prompt = 0
@@ -190,7 +192,14 @@ class TimedGRPOTrainer(GRPOTrainer):
             left = budget + self._longest_prompt - min(len(ids) for ids in prompt_ids)
             cap = min(cap, round_up(left, GENERATION_CAP_MULTIPLE))
         self.generation_config.max_new_tokens = max(1, cap)
-        key = rollout_key(prompt_ids, self.generation_config.max_new_tokens, self.pad_to_multiple_of)
+        if self.cache_block:
+            # Attending only over written blocks, the cache is sized in whole blocks (docs/gpu.md).
+            self.generation_config.max_cache_len = round_up(
+                max(len(ids) for ids in prompt_ids) + self.generation_config.max_new_tokens, self.cache_block
+            )
+        config = self.generation_config
+        floor = getattr(self.model, "_previous_max_cache_length", -1)
+        key = rollout_key(prompt_ids, config.max_new_tokens, self.pad_to_multiple_of, config.max_cache_len, floor)
         # Pictures (a vision policy's tool results) change what the step is traced with beyond the key: guarded.
         unguarded = self.unguarded_decode is not None and not inputs and not any(images or [])
         try:
