@@ -199,11 +199,14 @@ class TimedGRPOTrainer(GRPOTrainer):
             )
         config = self.generation_config
         floor = getattr(self.model, "_previous_max_cache_length", -1)
-        key = rollout_key(prompt_ids, config.max_new_tokens, self.pad_to_multiple_of, config.max_cache_len, floor)
+        multiple = self.pad_to_multiple_of  # TRL types it loosely; the configuration gives an int or None
+        key = rollout_key(
+            prompt_ids, config.max_new_tokens, int(multiple) if multiple else None, config.max_cache_len, floor
+        )
         # Pictures (a vision policy's tool results) change what the step is traced with beyond the key: guarded.
-        unguarded = self.unguarded_decode is not None and not inputs and not any(images or [])
+        unguarded = None if inputs or any(images or []) else self.unguarded_decode
         try:
-            with self.unguarded_decode(key) if unguarded else nullcontext():
+            with unguarded(key) if unguarded is not None else nullcontext():
                 completion_ids, logprobs = super()._generate_single_turn(prompt_ids, images, inputs, *args, **kw)
         finally:
             self.generation_config.max_new_tokens = budget
