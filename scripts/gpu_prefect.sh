@@ -13,6 +13,10 @@
 #     bash scripts/gpu_prefect.sh kill retry watch              # SIGKILL in step 3, Crashed, Space asleep, Retry
 #     bash scripts/gpu_prefect.sh bench                         # bench.gpu's recipe step, the same policy and services
 #     bash scripts/gpu_prefect.sh rehearse                      # watercolour rehearse at the recipe's shape
+#     bash scripts/gpu_prefect.sh kernels                       # the Gated DeltaNet gradient check, the route in use
+#     PATHS=fast-before bash scripts/gpu_prefect.sh levers      # bench.gpu's recipe step on one path, with profiles
+#
+# .gpu/wheels/cuda (the CUDA compiler TileLang needs) installs apart from Python's path, into /tmp/cuda.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
@@ -28,6 +32,8 @@ export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export PREFECT_HOME=/tmp/prefect PREFECT_LOCAL_PORT=4200 PREFECT_API_URL=http://127.0.0.1:4200/api
 export PREFECT_BIN=/tmp/site/bin/prefect PYTHON_BIN=python3 PREFECT_SERVER_ANALYTICS_ENABLED=false
 export WATERCOLOUR_REHEARSAL_TOKEN=rehearsal
+# TileLang compiles fla's backward kernel with the carried nvcc, when it is there.
+[ -x /tmp/cuda/nvidia/cu13/bin/nvcc ] && export CUDA_HOME=/tmp/cuda/nvidia/cu13
 # The recipe cell's render pool on 16 cores (bench/gpu/__main__.py), so both routes render alike.
 RENDER='"render.browsers": 4, "render.pages_per_browser": 4'
 
@@ -80,9 +86,15 @@ for stage in "$@"; do
     install)
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
         "$PARKED"/_gpu_wheels_p*/*.whl || exit 1
+      if ls "$PARKED"/_gpu_wheels_cuda/*.whl >/dev/null 2>&1; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/cuda \
+          "$PARKED"/_gpu_wheels_cuda/*.whl || exit 1
+        export CUDA_HOME=/tmp/cuda/nvidia/cu13 && "$CUDA_HOME/bin/nvcc" --version | tail -n 2
+      fi
       nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
       python3 -c "import torch, trl, transformers, prefect, fla; print('torch', torch.__version__, 'trl', \
 trl.__version__, 'transformers', transformers.__version__, 'prefect', prefect.__version__)" || exit 1
+      python3 -c "from watercolour.policy.linear_attention import fla_facts; print(fla_facts())"
       python3 -c "import flows.train, flows.space_sleep, watercolour.commands.rehearse, bench.gpu" || exit 1
       ;;
     up)
@@ -142,6 +154,17 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
         --fast-steps 2 --scoring recipe --preset judge-led --lengths recipe --no-check --no-profile --deadline-s 420 \
         --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
       python3 -m bench.gpu.projection "$OUT/bench_gpu.jsonl" | tee "$OUT/bench-projection.md"
+      ;;
+    kernels)
+      python3 -m bench.gpu.linear_attention --tokens 2048 9092 --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
+      ;;
+    levers)
+      # One path of bench.gpu's recipe step (bench/gpu/step.py), its decode and update profiles, its projection.
+      render_env
+      python3 -m bench.gpu --shapes "$SHAPE" --generations 8 --max-len "$MAX_LEN" --micro-batch 1 --paths ${PATHS:-fast} \
+        --fast-steps 2 --scoring recipe --preset judge-led --lengths recipe --no-check --deadline-s 420 \
+        --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
+      python3 -m bench.gpu.projection "$OUT/bench_gpu.jsonl" | tee "$OUT/levers-projection.md"
       ;;
     rehearse)
       render_env

@@ -3,8 +3,11 @@
 # 64 MiB) every wheel the product needs on the GPU machine beyond its image, for that machine's Python 3.12 on x86-64:
 # the packages of requirements.lock less what the image has (torch and its stack, numpy, pandas, pyarrow, pillow,
 # and the like) and less what does not run there (the dev tools, the bundled CPU policy, Playwright, which travels
-# in the renderer bundle), plus fla (the Gated DeltaNet kernels, pure Python over Triton). So Prefect's server and
-# worker, TRL, the rehearsal and the whole train flow run there. scripts/gpu_prefect.sh parks and installs them.
+# in the renderer bundle), plus fla (the Gated DeltaNet kernels, pure Python over Triton) and TileLang with what it
+# needs (fla takes from it the backward kernel Triton 3.6 gets wrong on Hopper), and, in .gpu/wheels/cuda, the
+# CUDA 13.0 compiler and headers TileLang compiles with (installed apart from Python's path, so torch keeps the
+# image's CUDA libraries). So Prefect's server and worker, TRL, the rehearsal and the whole train flow run there.
+# scripts/gpu_prefect.sh parks and installs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=.gpu/wheels
@@ -18,18 +21,28 @@ grep -v '^#' requirements.lock | grep '==' | while read -r pin; do
 done > "$OUT/requirements.txt"
 echo "fla-core==0.6.0" >> "$OUT/requirements.txt"
 echo "flash-linear-attention==0.6.0" >> "$OUT/requirements.txt"
+# TileLang and its dependencies (cloudpickle is pinned above already).
+printf '%s\n' tilelang==0.1.15 apache-tvm-ffi==0.1.12 torch-c-dlpack-ext==0.1.5 ml-dtypes==0.7.0 z3-solver==4.15.4.0 \
+  >> "$OUT/requirements.txt"
+# The CUDA toolchain of the image's torch (cu130): nvcc, its C++ headers and the runtime's headers.
+printf '%s\n' nvidia-cuda-nvcc==13.0.88 nvidia-cuda-cccl==13.0.85 nvidia-cuda-runtime==13.0.96 > "$OUT/cuda.txt"
 platforms=()
 for p in manylinux_2_35 manylinux_2_34 manylinux_2_31 manylinux_2_28 manylinux_2_27 manylinux_2_24 manylinux_2_17 \
     manylinux2014 manylinux1; do platforms+=(--platform "${p}_x86_64"); done
 .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   "${platforms[@]}" --platform any -d "$OUT/all" -r "$OUT/requirements.txt" 2>&1 | grep -v '^WARNING: Location' || true
-# Largest first into the first folder with room.
-part=1 size=0
-mkdir -p "$OUT/p1"
+.venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  "${platforms[@]}" --platform any -d "$OUT/cuda" -r "$OUT/cuda.txt" 2>&1 | grep -v '^WARNING: Location' || true
+# Largest first into the first folder with room (a device call carries 64 MiB, the tracked tree about 9 of them).
+LIMIT=$((52 * 1024 * 1024))
+declare -a sizes=()
 for wheel in $(ls -S "$OUT"/all/*.whl); do
   bytes=$(stat -c %s "$wheel")
-  if (( size + bytes > 48 * 1024 * 1024 )); then part=$((part + 1)); size=0; mkdir -p "$OUT/p$part"; fi
-  mv "$wheel" "$OUT/p$part/"; size=$((size + bytes))
+  part=0
+  while (( part < ${#sizes[@]} )) && (( sizes[part] + bytes > LIMIT )); do part=$((part + 1)); done
+  (( part == ${#sizes[@]} )) && sizes+=(0)
+  mkdir -p "$OUT/p$((part + 1))" && mv "$wheel" "$OUT/p$((part + 1))/"
+  sizes[part]=$((sizes[part] + bytes))
 done
 rmdir "$OUT/all"
-du -sh "$OUT"/p*
+du -sh "$OUT"/p* "$OUT/cuda"

@@ -105,7 +105,7 @@ def run_cell(
     device, dtype = ("cuda", torch.bfloat16) if cuda else ("cpu", torch.float32)
     tokenizer = shape_tokenizer()
     generations, path, max_len = cell["generations"], cell["path"], cell["max_len"]
-    steps = args.fast_steps if path == "fast" else args.default_steps
+    steps = args.default_steps if path == "default" else args.fast_steps
     micro = min(args.micro_batch, generations)
     scored = args.scoring != "stand-in"
     with tempfile.TemporaryDirectory() as tmp:
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--micro-batch", type=int, default=4, help="sequences per update micro-batch")
     parser.add_argument("--default-steps", type=int, default=1)
-    parser.add_argument("--fast-steps", type=int, default=3, help="the first compiles; later ones reuse it")
+    parser.add_argument("--fast-steps", type=int, default=3, help="steps of every compiled path: the first compiles; later ones reuse it")
     parser.add_argument(
         "--scoring",
         default="stand-in",

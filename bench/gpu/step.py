@@ -32,6 +32,15 @@ PATHS: dict[str, dict[str, Any]] = {
     "fast-gathered": {"generation_cache": None, "generation_compile": None, "generation_grouped_experts": False},
     # The defaults with dynamo's guards evaluated before every decode step, as transformers calls it.
     "fast-guarded": {"generation_cache": None, "generation_compile": None, "generation_skip_guards": False},
+    # The defaults with the whole static cache read by every decode step (sdpa over all of it, the rest masked).
+    "fast-full-cache": {"generation_cache": None, "generation_compile": None, "generation_written_only": False},
+    # The defaults before those two levers.
+    "fast-before": {
+        "generation_cache": None,
+        "generation_compile": None,
+        "generation_skip_guards": False,
+        "generation_written_only": False,
+    },
 }
 
 
