@@ -16,7 +16,7 @@
 #     bash scripts/gpu_prefect.sh kernels                       # the Gated DeltaNet gradient check, the route in use
 #     PATHS=fast-before bash scripts/gpu_prefect.sh levers      # bench.gpu's recipe step on one path, with profiles
 #
-# .gpu/wheels/cuda (the CUDA compiler TileLang needs) installs apart from Python's path, into /tmp/cuda.
+# .gpu/wheels/cudaN (the CUDA compiler TileLang needs) installs apart from Python's path, into /tmp/cuda.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
@@ -86,9 +86,16 @@ for stage in "$@"; do
     install)
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
         "$PARKED"/_gpu_wheels_p*/*.whl || exit 1
-      if ls "$PARKED"/_gpu_wheels_cuda/*.whl >/dev/null 2>&1; then
+      if ls "$PARKED"/_gpu_wheels_cuda* >/dev/null 2>&1; then
+        mkdir -p /tmp/cuda-wheels && cp "$PARKED"/_gpu_wheels_cuda*/*.whl /tmp/cuda-wheels/ 2>/dev/null
+        for first in "$PARKED"/_gpu_wheels_cuda*/*.whl.part00; do  # a wheel that travelled in pieces
+          [ -e "$first" ] || continue
+          name=$(basename "${first%.part00}")
+          for piece in "$PARKED"/_gpu_wheels_cuda*/"$name".part*; do echo "${piece##*.part} $piece"; done | sort -n \
+            | cut -d' ' -f2 | xargs cat >"/tmp/cuda-wheels/$name"
+        done
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/cuda \
-          "$PARKED"/_gpu_wheels_cuda/*.whl || exit 1
+          /tmp/cuda-wheels/*.whl || exit 1
         export CUDA_HOME=/tmp/cuda/nvidia/cu13 && "$CUDA_HOME/bin/nvcc" --version | tail -n 2
       fi
       nvidia-smi --query-gpu=name,memory.total --format=csv,noheader

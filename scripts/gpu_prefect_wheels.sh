@@ -24,25 +24,37 @@ echo "flash-linear-attention==0.6.0" >> "$OUT/requirements.txt"
 # TileLang and its dependencies (cloudpickle is pinned above already).
 printf '%s\n' tilelang==0.1.15 apache-tvm-ffi==0.1.12 torch-c-dlpack-ext==0.1.5 ml-dtypes==0.7.0 z3-solver==4.15.4.0 \
   >> "$OUT/requirements.txt"
-# The CUDA toolchain of the image's torch (cu130): nvcc, its C++ headers and the runtime's headers.
-printf '%s\n' nvidia-cuda-nvcc==13.0.88 nvidia-cuda-cccl==13.0.85 nvidia-cuda-runtime==13.0.96 > "$OUT/cuda.txt"
+# The CUDA toolchain of the image's torch (cu130): nvcc, and what CUDA 13 ships in wheels of their own: its crt
+# headers, its front end (nvvm's cicc), the C++ library headers and the runtime's headers.
+printf '%s\n' nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-cccl==13.0.85 \
+  nvidia-cuda-runtime==13.0.96 > "$OUT/cuda.txt"
 platforms=()
 for p in manylinux_2_35 manylinux_2_34 manylinux_2_31 manylinux_2_28 manylinux_2_27 manylinux_2_24 manylinux_2_17 \
     manylinux2014 manylinux1; do platforms+=(--platform "${p}_x86_64"); done
 .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   "${platforms[@]}" --platform any -d "$OUT/all" -r "$OUT/requirements.txt" 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-  "${platforms[@]}" --platform any -d "$OUT/cuda" -r "$OUT/cuda.txt" 2>&1 | grep -v '^WARNING: Location' || true
-# Largest first into the first folder with room (a device call carries 64 MiB, the tracked tree about 9 of them).
+  "${platforms[@]}" --platform any -d "$OUT/cuda-all" -r "$OUT/cuda.txt" 2>&1 | grep -v '^WARNING: Location' || true
+# Largest first into the first folder with room (a device call carries 64 MiB, the tracked tree about 9 of them); a
+# wheel larger than a folder travels in pieces (NAME.whl.partNN) that the install stage of scripts/gpu_prefect.sh joins.
 LIMIT=$((52 * 1024 * 1024))
-declare -a sizes=()
-for wheel in $(ls -S "$OUT"/all/*.whl); do
-  bytes=$(stat -c %s "$wheel")
-  part=0
-  while (( part < ${#sizes[@]} )) && (( sizes[part] + bytes > LIMIT )); do part=$((part + 1)); done
-  (( part == ${#sizes[@]} )) && sizes+=(0)
-  mkdir -p "$OUT/p$((part + 1))" && mv "$wheel" "$OUT/p$((part + 1))/"
-  sizes[part]=$((sizes[part] + bytes))
-done
-rmdir "$OUT/all"
-du -sh "$OUT"/p* "$OUT/cuda"
+pack() {  # pack FROM PREFIX: the files of FROM into PREFIX1, PREFIX2, ...
+  local from=$1 prefix=$2 file bytes part
+  local -a sizes=()
+  for file in "$from"/*.whl; do
+    (( $(stat -c %s "$file") > LIMIT )) || continue
+    split -b $((48 * 1024 * 1024)) -d "$file" "$file.part" && rm "$file"
+  done
+  for file in $(ls -S "$from"/*); do
+    bytes=$(stat -c %s "$file")
+    part=0
+    while (( part < ${#sizes[@]} )) && (( sizes[part] + bytes > LIMIT )); do part=$((part + 1)); done
+    (( part == ${#sizes[@]} )) && sizes+=(0)
+    mkdir -p "$prefix$((part + 1))" && mv "$file" "$prefix$((part + 1))/"
+    sizes[part]=$((sizes[part] + bytes))
+  done
+  rmdir "$from"
+}
+pack "$OUT/all" "$OUT/p"
+pack "$OUT/cuda-all" "$OUT/cuda"
+du -sh "$OUT"/p* "$OUT"/cuda*

@@ -260,3 +260,42 @@ def test_a_token_is_unstable_when_any_layer_routed_the_position_predicting_it_el
     agree, stable = routed_as_float32({"slow": path}, exact, routers, rows, positions, length)
     assert stable.tolist() == [[True, True, True], [False, True, True]]
     assert agree["slow"].tolist() == stable.tolist()
+
+
+def test_the_decode_profile_reads_the_compiled_steps_gpu_time_and_host_costs_per_call() -> None:
+    from types import SimpleNamespace
+
+    from bench.gpu.profile import compiled_step_parts
+
+    def event(key: str, count: int, cpu_us: float = 0.0, device_us: float = 0.0) -> SimpleNamespace:
+        return SimpleNamespace(key=key, count=count, cpu_time_total=cpu_us, device_time_total=device_us)
+
+    events = [
+        event("## Call CompiledFxGraph abc", 40, cpu_us=400_000, device_us=600_000),
+        event("## Call CompiledFxGraph def", 10, device_us=150_000),  # a second graph of the same step count
+        event("TorchDynamo Cache Lookup", 50, cpu_us=16_500),
+        event("cudaGraphLaunch", 50, cpu_us=150_000),
+        event("aten::mm", 900, device_us=80_000),  # the prefill, outside the compiled step
+    ]
+    assert compiled_step_parts(events) == {
+        "compiled_steps": 50,
+        "step_device_ms": 15.0,
+        "guards_ms": 0.33,
+        "graph_launch_ms": 3.0,
+    }
+    assert compiled_step_parts([event("aten::mm", 3, device_us=10)]) == {}  # nothing compiled: nothing to say
+
+
+def test_a_refused_kernel_is_reported_by_its_compilers_error_line() -> None:
+    from bench.gpu.linear_attention import telling_line
+
+    build = "#if defined(_MSC_VER) && !defined(__clang__)\n  ...\nCompilation error:\nsh: 1: nvvm/bin/cicc: not found"
+    assert telling_line(build) == "Compilation error: sh: 1: nvvm/bin/cicc: not found"
+    assert (
+        telling_line("fatal error: crt/host_config.h: No such file\nmore")
+        == "fatal error: crt/host_config.h: No such file"
+    )
+    assert (
+        telling_line("chunk_bwd_dqkwg produces incorrect results\nsee #640")
+        == "chunk_bwd_dqkwg produces incorrect results"
+    )

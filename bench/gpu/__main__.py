@@ -307,7 +307,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--micro-batch", type=int, default=4, help="sequences per update micro-batch")
     parser.add_argument("--default-steps", type=int, default=1)
-    parser.add_argument("--fast-steps", type=int, default=3, help="steps of every compiled path: the first compiles; later ones reuse it")
+    parser.add_argument(
+        "--fast-steps",
+        type=int,
+        default=3,
+        help="steps of every compiled path: the first compiles; later ones reuse it",
+    )
     parser.add_argument(
         "--scoring",
         default="stand-in",

@@ -216,7 +216,7 @@ def measure(tokens: int, fields: dict[str, Any], repeats: int, emit: Callable[[d
                 errors = relative_errors(forward_backward(layer, x.bfloat16(), upstream), reference)
                 seconds, peak = timed(lambda: forward_backward(layer, x.bfloat16(), upstream), repeats, cuda)
         except Exception as error:  # a route a library refuses here is a row of its own, with the library's words
-            emit({**row, "refused": f"{type(error).__name__}: {str(error).splitlines()[0]}"})
+            emit({**row, "refused": f"{type(error).__name__}: {telling_line(str(error))}"})
             continue
         if name == "torch":
             bf16_errors = errors
@@ -235,6 +235,17 @@ def measure(tokens: int, fields: dict[str, Any], repeats: int, emit: Callable[[d
     emit(
         {"route": "causal_conv1d (torch)", "tokens": tokens, "fwd_bwd_s": round(conv_cost(layer, x, repeats, cuda), 4)}
     )
+
+
+def telling_line(message: str) -> str:
+    """The line of an error that says what failed: a compiler's `error` line where a kernel's build failed (its
+    message opens with the generated source), else the first line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    found = next((i for i, line in enumerate(lines) if "error" in line.lower() and ":" in line), 0)
+    if not lines:
+        return ""
+    # A heading ("Compilation error:") says what failed on the line after it.
+    return " ".join(lines[found : found + 2]) if lines[found].endswith(":") else lines[found]
 
 
 def table(rows: list[dict[str, Any]]) -> str:

@@ -64,6 +64,28 @@ def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast"
         "wall_ms_per_token": round(1000 * wall / tokens, 2),
         "device_ms_per_token": round(device_us / 1000 / tokens, 2),
         "device_busy_share": round(device_us / 1e6 / wall, 3),
+        **compiled_step_parts(events),
+    }
+
+
+def compiled_step_parts(events: Any) -> dict[str, float]:
+    """Per call of the compiled decode step (the profile's prompt and its prefill aside): its GPU time, and the host's
+    two costs before the GPU runs it, dynamo's guards and cache lookup, and the CUDA graph's launch."""
+    rows = {event.key: event for event in events}
+    graphs = [event for event in events if event.key.startswith("## Call CompiledFxGraph")]
+    calls = sum(event.count for event in graphs)
+    if not calls:
+        return {}
+
+    def host_ms(name: str) -> float:
+        event = rows.get(name)
+        return round(event.cpu_time_total / 1000 / calls, 2) if event is not None else 0.0
+
+    return {
+        "compiled_steps": calls,
+        "step_device_ms": round(sum(event.device_time_total for event in graphs) / 1000 / calls, 2),
+        "guards_ms": host_ms("TorchDynamo Cache Lookup"),
+        "graph_launch_ms": host_ms("cudaGraphLaunch"),
     }
 
 
@@ -116,10 +138,11 @@ def update_profile(trainer: Any, kept: dict[str, Any], out: Path, name: str = "f
         wall = time.perf_counter() - started
     trainer.model.zero_grad(set_to_none=True)
     events = prof.key_averages()
+    # Kernels only: an operator's row repeats the time of the kernels it launched.
+    kernels = [event for event in events if event.device_type == torch.autograd.DeviceType.CUDA]
     kinds: dict[str, float] = {}
-    for event in events:
-        if event.device_type == torch.autograd.DeviceType.CUDA or (cuda and event.self_device_time_total):
-            kinds[kernel_kind(event.key)] = kinds.get(kernel_kind(event.key), 0.0) + event.self_device_time_total
+    for event in kernels:
+        kinds[kernel_kind(event.key)] = kinds.get(kernel_kind(event.key), 0.0) + event.self_device_time_total
     device_us = sum(kinds.values())
     tokens = int(inputs["completion_mask"].sum() + inputs["prompt_mask"].sum())
     out.mkdir(parents=True, exist_ok=True)
@@ -130,5 +153,6 @@ def update_profile(trainer: Any, kept: dict[str, Any], out: Path, name: str = "f
         "tokens": tokens,
         "wall_s": round(wall, 3),
         "device_s": round(device_us / 1e6, 3),
+        "kernel_launches": sum(event.count for event in kernels),
         "device_s_by_kind": {kind: round(us / 1e6, 3) for kind, us in sorted(kinds.items(), key=lambda kv: -kv[1])},
     }
