@@ -17,6 +17,7 @@ gave the sketch a host prototype it could write to.
 from __future__ import annotations
 
 import json
+import re
 
 from ground.prompt import BRUSH_ARGUMENTS, brush_arguments_wanted
 
@@ -30,6 +31,86 @@ P5_CLOSE = "close"
 QUOTED_CHARS = 24
 
 
+# The boundary as a script; `boundary_script` fills in the @@NAMES@@.
+BOUNDARY_JS = """(refuse) => {
+  const apply = Reflect.apply, descriptor = Reflect.getOwnPropertyDescriptor, isArray = Array.isArray;
+  const finite = Number.isFinite, floor = Math.floor, stringify = JSON.stringify, text = String;
+  const sliceText = String.prototype.slice, hasOwn = Object.prototype.hasOwnProperty;
+  const signatures = @@SIGNATURES@@;
+  const MAX_LIST = @@MAX_LIST@@;
+  const primitive = (value) => {
+    const kind = typeof value;
+    return kind === "number" || kind === "string" || kind === "boolean" || value === undefined || value === null;
+  };
+  // An own data property's value, or undefined when there is none; an accessor is refused, never run.
+  const own = (name, value, key) => {
+    const found = descriptor(value, key);
+    if (found === undefined) return undefined;
+    if (!apply(hasOwn, found, ["value"])) throw new TypeError(name + "() takes lists of plain values, not getters");
+    return found.value;
+  };
+  const size = (name, list) => {
+    const length = own(name, list, "length");
+    if (typeof length !== "number" || !(length >= 0 && length <= MAX_LIST) || floor(length) !== length) {
+      throw new TypeError(name + "() takes lists of at most " + MAX_LIST + " items");
+    }
+    return length;
+  };
+  const copy = (name, list) => {
+    const length = size(name, list), out = [];
+    for (let i = 0; i < length; i++) {
+      const item = own(name, list, text(i));
+      if (!primitive(item)) throw new TypeError(name + "() takes lists of numbers or strings");
+      out[i] = item;
+    }
+    return out;
+  };
+  const datum = (name, value, lists) => {
+    if (primitive(value)) return value;
+    if (lists && isArray(value)) return copy(name, value);
+    throw new TypeError(name + "() takes numbers or strings" + (lists ? " or lists of them" : ""));
+  };
+  const element = (name, list, index) => {
+    const length = size(name, list);
+    return length === 0 ? undefined : own(name, list, text(floor(index * length)));
+  };
+  const describe = (value) => {
+    const kind = typeof value;
+    if (kind === "string") {
+      const shown = apply(sliceText, value, [0, @@QUOTED_CHARS@@]);
+      return stringify(shown) + (shown.length < value.length ? "..." : "");
+    }
+    if (primitive(value)) return text(value);
+    return isArray(value) ? "a list" : kind === "object" ? "an object" : "a " + kind;
+  };
+  const fits = (kind, value) => {
+    if (kind === "number") return typeof value === "number" && finite(value);
+    if (kind === "close") return typeof value === "boolean" || value === @@P5_CLOSE@@;
+    return typeof value === kind;
+  };
+  const brushArguments = (name, args) => {
+    const [kinds, wanted] = signatures[name];
+    let fine = args.length === kinds.length;
+    for (let i = 0; fine && i < kinds.length; i++) fine = fits(kinds[i], args[i]);
+    if (fine) return args;
+    const shown = [];
+    for (let i = 0; i < args.length && i < 6; i++) shown[i] = describe(args[i]);
+    refuse("brush_arguments", "brush." + name + "(" + shown.join(", ") + (args.length > 6 ? ", ..." : "") + "): " + wanted);
+    return null;
+  };
+  const guarded = (name, fn, self, args) => {
+    try {
+      return apply(fn, self, args);
+    } catch (error) {
+      let said = typeof error;
+      try { said = text(error && error.message); } catch (e) {}
+      throw new TypeError(name + "() failed in p5: " + apply(sliceText, said, [0, 200]));
+    }
+  };
+  return { datum, element, describe, brushArguments, guarded };
+}"""
+
+
 def boundary_script() -> str:
     """JavaScript: `boundary(refuse)`, run once before `lockdown()`, returns the copier and the checked calls.
 
@@ -39,80 +120,17 @@ def boundary_script() -> str:
     into p5 and rethrows any error as a plain TypeError; `describe(value)` names a value for a refusal's detail.
     """
     signatures = {name: [list(BRUSH_ARGUMENTS[name]), brush_arguments_wanted(name)] for name in BRUSH_ARGUMENTS}
-    return f"""(refuse) => {{
-  const apply = Reflect.apply, descriptor = Reflect.getOwnPropertyDescriptor, isArray = Array.isArray;
-  const finite = Number.isFinite, floor = Math.floor, stringify = JSON.stringify, text = String;
-  const sliceText = String.prototype.slice, hasOwn = Object.prototype.hasOwnProperty;
-  const signatures = {json.dumps(signatures)};
-  const MAX_LIST = {MAX_LIST};
-  const primitive = (value) => {{
-    const kind = typeof value;
-    return kind === "number" || kind === "string" || kind === "boolean" || value === undefined || value === null;
-  }};
-  // An own data property's value, or undefined when there is none; an accessor is refused, never run.
-  const own = (name, value, key) => {{
-    const found = descriptor(value, key);
-    if (found === undefined) return undefined;
-    if (!apply(hasOwn, found, ["value"])) throw new TypeError(name + "() takes lists of plain values, not getters");
-    return found.value;
-  }};
-  const size = (name, list) => {{
-    const length = own(name, list, "length");
-    if (typeof length !== "number" || !(length >= 0 && length <= MAX_LIST) || floor(length) !== length) {{
-      throw new TypeError(name + "() takes lists of at most " + MAX_LIST + " items");
-    }}
-    return length;
-  }};
-  const copy = (name, list) => {{
-    const length = size(name, list), out = [];
-    for (let i = 0; i < length; i++) {{
-      const item = own(name, list, text(i));
-      if (!primitive(item)) throw new TypeError(name + "() takes lists of numbers or strings");
-      out[i] = item;
-    }}
-    return out;
-  }};
-  const datum = (name, value, lists) => {{
-    if (primitive(value)) return value;
-    if (lists && isArray(value)) return copy(name, value);
-    throw new TypeError(name + "() takes numbers or strings" + (lists ? " or lists of them" : ""));
-  }};
-  const element = (name, list, index) => {{
-    const length = size(name, list);
-    return length === 0 ? undefined : own(name, list, text(floor(index * length)));
-  }};
-  const describe = (value) => {{
-    const kind = typeof value;
-    if (kind === "string") {{
-      const shown = apply(sliceText, value, [0, {QUOTED_CHARS}]);
-      return stringify(shown) + (shown.length < value.length ? "..." : "");
-    }}
-    if (primitive(value)) return text(value);
-    return isArray(value) ? "a list" : kind === "object" ? "an object" : "a " + kind;
-  }};
-  const fits = (kind, value) => {{
-    if (kind === "number") return typeof value === "number" && finite(value);
-    if (kind === "close") return typeof value === "boolean" || value === {json.dumps(P5_CLOSE)};
-    return typeof value === kind;
-  }};
-  const brushArguments = (name, args) => {{
-    const [kinds, wanted] = signatures[name];
-    let fine = args.length === kinds.length;
-    for (let i = 0; fine && i < kinds.length; i++) fine = fits(kinds[i], args[i]);
-    if (fine) return args;
-    const shown = [];
-    for (let i = 0; i < args.length && i < 6; i++) shown[i] = describe(args[i]);
-    refuse("brush_arguments", "brush." + name + "(" + shown.join(", ") + (args.length > 6 ? ", ..." : "") + "): " + wanted);
-    return null;
-  }};
-  const guarded = (name, fn, self, args) => {{
-    try {{
-      return apply(fn, self, args);
-    }} catch (error) {{
-      let said = typeof error;
-      try {{ said = text(error && error.message); }} catch (e) {{}}
-      throw new TypeError(name + "() failed in p5: " + apply(sliceText, said, [0, 200]));
-    }}
-  }};
-  return {{ datum, element, describe, brushArguments, guarded }};
-}}"""
+    return fill(
+        BOUNDARY_JS,
+        {
+            "SIGNATURES": json.dumps(signatures),
+            "MAX_LIST": MAX_LIST,
+            "QUOTED_CHARS": QUOTED_CHARS,
+            "P5_CLOSE": json.dumps(P5_CLOSE),
+        },
+    )
+
+
+def fill(template: str, values: dict[str, object]) -> str:
+    """The script with each `@@NAME@@` replaced by its value, in one pass (a value is never read for names)."""
+    return re.sub(r"@@([A-Z_0-9]+)@@", lambda found: str(values[found.group(1)]), template)

@@ -64,6 +64,103 @@ EVALUATE_OPTIONS = {
 }
 
 
+# The confinement as a script; `confine_script` fills in the @@NAMES@@.
+CONFINE_JS = """(refuse) => {
+  const names = @@NAMES@@;
+  const apply = Reflect.apply, defineProperty = Reflect.defineProperty, ownKeys = Reflect.ownKeys;
+  const deleteProperty = Reflect.deleteProperty, isArray = Array.isArray, includes = Array.prototype.includes;
+  const page = window, painter = window.brush, SIZE = @@CANVAS_SIZE@@, MAX_CALLS = @@MAX_BRUSH_CALLS@@;
+  const { datum, element, describe, brushArguments, guarded } = (@@BOUNDARY@@)(refuse);
+  lockdown(@@LOCKDOWN_OPTIONS@@);
+  let live = true, calls = 0;
+  const plain = (value) => value === null || (typeof value !== "object" && typeof value !== "function");
+  const pageFunction = (name) => {
+    const found = page[name];
+    if (typeof found !== "function") throw new ReferenceError(name + " is available only once setup runs");
+    return found;
+  };
+  const call = (name, args, lists) => {
+    const passed = [];
+    for (let i = 0; i < args.length; i++) passed[i] = datum(name, args[i], lists);
+    return guarded(name, pageFunction(name), undefined, passed);
+  };
+  const statement = (name) => (...args) => {
+    if (live) call(name, args, true);
+    return undefined;
+  };
+  // random(list) is p5's own draw, random(), turned into an index the way p5 does (floor(r * length)): the same
+  // random stream and the same choice, read out of the sketch's list as data and handed back to the sketch.
+  const maths = (name) => (...args) => {
+    if (name === "random" && args.length === 1 && isArray(args[0])) {
+      return element(name, args[0], guarded(name, pageFunction(name), undefined, []));
+    }
+    const out = call(name, args, apply(includes, names.lists, [name]));
+    if (plain(out)) return out;
+    throw new TypeError(name + "() returned something that is not a number");
+  };
+  const brushMethod = (name) => (...args) => {
+    if (!live) return undefined;
+    calls += 1;
+    if (calls > MAX_CALLS) {
+      live = false;
+      refuse("flood", "more than " + MAX_CALLS + " brush calls");
+      return undefined;
+    }
+    const passed = brushArguments(name, args);
+    if (passed) guarded("brush." + name, painter[name], painter, passed);
+    return undefined;
+  };
+  const createCanvas = (...args) => {
+    if (!live) return undefined;
+    const [w, h, mode] = args;
+    const asked = "createCanvas(" + describe(w) + ", " + describe(h);
+    if (mode !== page.WEBGL) {
+      refuse("not_webgl", asked + ", " + describe(mode) + "): call createCanvas(600, 600, WEBGL)");
+    } else if (w !== SIZE || h !== SIZE) {
+      refuse("canvas_size", asked + ", WEBGL): the canvas is " + SIZE + " x " + SIZE);
+    } else {
+      guarded("createCanvas", pageFunction("createCanvas"), undefined, [SIZE, SIZE, mode]);
+    }
+    return undefined;
+  };
+  const brush = {};
+  for (const name of names.brush) brush[name] = brushMethod(name);
+  const globals = { brush: harden(brush), Math };
+  for (const name of names.statements) globals[name] = name === "createCanvas" ? createCanvas : statement(name);
+  for (const name of names.maths) globals[name] = maths(name);
+  harden(globals);
+  const compartment = new Compartment({ globals, __options__: true });
+  const scope = compartment.globalThis;
+  const keep = new Set([...ownKeys(globals), ...names.js, "undefined"]);
+  for (const key of ownKeys(scope)) if (!keep.has(key)) deleteProperty(scope, key);
+  // width, height and p5's constants are read when used: p5 sets them once it starts, as it does for a sketch.
+  for (const name of names.constants) {
+    defineProperty(scope, name, { get() {
+      const value = page[name];
+      if (value === undefined) throw new ReferenceError(name + " is available only once setup runs");
+      return value;
+    } });
+  }
+  const EVALUATE_OPTIONS = @@EVALUATE_OPTIONS@@;
+  // p5 awaits setup and draw: it gets the harness's own promise, settled with nothing once the sketch's result
+  // has, so p5 never reads a value the sketch returned (a thenable's `then` would run on p5's stack).
+  const entry = (fn) => async function () { await apply(fn, undefined, []); };
+  return {
+    run(source) {
+      const found = compartment.evaluate(
+        source + "\\n;[typeof setup === 'function' ? setup : undefined, typeof draw === 'function' ? draw : undefined];"
+          + "\\n//# sourceURL=sketch.js",
+        EVALUATE_OPTIONS,
+      );
+      const setup = found && found[0], draw = found && found[1];
+      if (typeof setup === "function") page.setup = entry(setup);
+      if (typeof draw === "function") page.draw = entry(draw);
+    },
+    revoke() { live = false; },
+  };
+}"""
+
+
 def confine_script() -> str:
     """JavaScript: `confine(refuse)`, run once in the frame before the sketch, returns `{ run(source), revoke() }`.
 
@@ -78,97 +175,14 @@ def confine_script() -> str:
         "js": list(JS_FUNCTIONS + JS_CONSTANTS + tuple(JS_NAMESPACES)),
         "lists": list(LIST_MATHS),
     }
-    return f"""(refuse) => {{
-  const names = {json.dumps(names)};
-  const apply = Reflect.apply, defineProperty = Reflect.defineProperty, ownKeys = Reflect.ownKeys;
-  const deleteProperty = Reflect.deleteProperty, isArray = Array.isArray, includes = Array.prototype.includes;
-  const page = window, painter = window.brush, SIZE = {CANVAS_SIZE}, MAX_CALLS = {MAX_BRUSH_CALLS};
-  const {{ datum, element, describe, brushArguments, guarded }} = ({boundary.boundary_script()})(refuse);
-  lockdown({json.dumps(LOCKDOWN_OPTIONS)});
-  let live = true, calls = 0;
-  const plain = (value) => value === null || (typeof value !== "object" && typeof value !== "function");
-  const pageFunction = (name) => {{
-    const found = page[name];
-    if (typeof found !== "function") throw new ReferenceError(name + " is available only once setup runs");
-    return found;
-  }};
-  const call = (name, args, lists) => {{
-    const passed = [];
-    for (let i = 0; i < args.length; i++) passed[i] = datum(name, args[i], lists);
-    return guarded(name, pageFunction(name), undefined, passed);
-  }};
-  const statement = (name) => (...args) => {{
-    if (live) call(name, args, true);
-    return undefined;
-  }};
-  // random(list) is p5's own draw, random(), turned into an index the way p5 does (floor(r * length)): the same
-  // random stream and the same choice, read out of the sketch's list as data and handed back to the sketch.
-  const maths = (name) => (...args) => {{
-    if (name === "random" && args.length === 1 && isArray(args[0])) {{
-      return element(name, args[0], guarded(name, pageFunction(name), undefined, []));
-    }}
-    const out = call(name, args, apply(includes, names.lists, [name]));
-    if (plain(out)) return out;
-    throw new TypeError(name + "() returned something that is not a number");
-  }};
-  const brushMethod = (name) => (...args) => {{
-    if (!live) return undefined;
-    calls += 1;
-    if (calls > MAX_CALLS) {{
-      live = false;
-      refuse("flood", "more than " + MAX_CALLS + " brush calls");
-      return undefined;
-    }}
-    const passed = brushArguments(name, args);
-    if (passed) guarded("brush." + name, painter[name], painter, passed);
-    return undefined;
-  }};
-  const createCanvas = (...args) => {{
-    if (!live) return undefined;
-    const [w, h, mode] = args;
-    const asked = "createCanvas(" + describe(w) + ", " + describe(h);
-    if (mode !== page.WEBGL) {{
-      refuse("not_webgl", asked + ", " + describe(mode) + "): call createCanvas(600, 600, WEBGL)");
-    }} else if (w !== SIZE || h !== SIZE) {{
-      refuse("canvas_size", asked + ", WEBGL): the canvas is " + SIZE + " x " + SIZE);
-    }} else {{
-      guarded("createCanvas", pageFunction("createCanvas"), undefined, [SIZE, SIZE, mode]);
-    }}
-    return undefined;
-  }};
-  const brush = {{}};
-  for (const name of names.brush) brush[name] = brushMethod(name);
-  const globals = {{ brush: harden(brush), Math }};
-  for (const name of names.statements) globals[name] = name === "createCanvas" ? createCanvas : statement(name);
-  for (const name of names.maths) globals[name] = maths(name);
-  harden(globals);
-  const compartment = new Compartment({{ globals, __options__: true }});
-  const scope = compartment.globalThis;
-  const keep = new Set([...ownKeys(globals), ...names.js, "undefined"]);
-  for (const key of ownKeys(scope)) if (!keep.has(key)) deleteProperty(scope, key);
-  // width, height and p5's constants are read when used: p5 sets them once it starts, as it does for a sketch.
-  for (const name of names.constants) {{
-    defineProperty(scope, name, {{ get() {{
-      const value = page[name];
-      if (value === undefined) throw new ReferenceError(name + " is available only once setup runs");
-      return value;
-    }} }});
-  }}
-  const EVALUATE_OPTIONS = {json.dumps(EVALUATE_OPTIONS)};
-  // p5 awaits setup and draw: it gets the harness's own promise, settled with nothing once the sketch's result
-  // has, so p5 never reads a value the sketch returned (a thenable's `then` would run on p5's stack).
-  const entry = (fn) => async function () {{ await apply(fn, undefined, []); }};
-  return {{
-    run(source) {{
-      const found = compartment.evaluate(
-        source + "\\n;[typeof setup === 'function' ? setup : undefined, typeof draw === 'function' ? draw : undefined];"
-          + "\\n//# sourceURL=sketch.js",
-        EVALUATE_OPTIONS,
-      );
-      const setup = found && found[0], draw = found && found[1];
-      if (typeof setup === "function") page.setup = entry(setup);
-      if (typeof draw === "function") page.draw = entry(draw);
-    }},
-    revoke() {{ live = false; }},
-  }};
-}}"""
+    return boundary.fill(
+        CONFINE_JS,
+        {
+            "NAMES": json.dumps(names),
+            "CANVAS_SIZE": CANVAS_SIZE,
+            "MAX_BRUSH_CALLS": MAX_BRUSH_CALLS,
+            "BOUNDARY": boundary.boundary_script(),
+            "LOCKDOWN_OPTIONS": json.dumps(LOCKDOWN_OPTIONS),
+            "EVALUATE_OPTIONS": json.dumps(EVALUATE_OPTIONS),
+        },
+    )

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gguf", type=Path, required=True, help="SmolLM2-135M-Instruct GGUF file")
     parser.add_argument("--out", type=Path, required=True)
@@ -44,30 +44,27 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="any other configuration override, e.g. training.generation_cache=dynamic",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    import torch
 
-    from watercolour.policy.loading import convert_smollm2
-    from watercolour.run_records.run_dir import use_run_environment
-    from watercolour.training.demo_run import run_demo
+def without_trackio() -> None:
+    """The GPU image has no trackio; the run's metrics are in curves.csv all the same."""
+    import watercolour.training.trainer as trainer_module
 
-    if args.no_trackio:  # the GPU image has no trackio; its metrics are in curves.csv all the same
-        import watercolour.training.trainer as trainer_module
+    grpo_args = trainer_module.grpo_args
 
-        grpo_args = trainer_module.grpo_args
+    def built_without(config: Any, run_dir: Path) -> Any:
+        built = grpo_args(config, run_dir)
+        built.report_to = []
+        return built
 
-        def without_trackio(config: Any, run_dir: Path) -> Any:
-            built = grpo_args(config, run_dir)
-            built.report_to = []
-            return built
+    trainer_module.grpo_args = built_without
 
-        trainer_module.grpo_args = without_trackio
-    started = time.perf_counter()
-    model_dir = convert_smollm2(args.out / "model", gguf=args.gguf)
-    converted_s = time.perf_counter() - started
-    run_dir = args.out / "run"
-    use_run_environment(run_dir)
+
+def run_overrides(args: argparse.Namespace, model_dir: Path) -> dict:
+    """The demo run's overrides for this policy, batch, seed and render pool, then `--set`'s."""
+    from deployments.presets import merge, parse_overrides
+
     training: dict = {
         "model": str(model_dir),
         "num_generations": args.generations,
@@ -79,25 +76,46 @@ def main() -> None:
     }
     if args.learning_rate is not None:
         training["learning_rate"] = args.learning_rate
-    from deployments.presets import merge, parse_overrides
-
-    overrides = merge(
+    return merge(
         {"training": training, "render": {"browsers": args.browsers, "pages_per_browser": 4}},
         parse_overrides(args.overrides),
     )
+
+
+def time_split(run_dir: Path) -> list[dict]:
+    """Each step's reward, subject and gate shares, and where its seconds went, from the run's curves."""
+    keys = ("step", "reward_mean", "on_subject_share", "gate_pass_rate", "generate_s", "score_s", "update_s")
+    with open(run_dir / "curves.csv") as file:
+        return [{key: row.get(key) for key in keys} for row in csv.DictReader(file)]
+
+
+def main() -> None:
+    args = arguments()
+
+    import torch
+
+    from watercolour.policy.loading import convert_smollm2
+    from watercolour.run_records.run_dir import use_run_environment
+    from watercolour.training.demo_run import DEMO_STYLE, run_demo
+
+    if args.no_trackio:
+        without_trackio()
+    started = time.perf_counter()
+    model_dir = convert_smollm2(args.out / "model", gguf=args.gguf)
+    converted_s = time.perf_counter() - started
+    run_dir = args.out / "run"
+    use_run_environment(run_dir)
+    overrides = run_overrides(args, model_dir)
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     started = time.perf_counter()
-    from watercolour.training.demo_run import DEMO_STYLE
-
     style = args.style or DEMO_STYLE
     summary = run_demo(run_dir, examples=args.examples, epochs=args.epochs, style=style, overrides=overrides)
     total_s = time.perf_counter() - started
-    with open(run_dir / "curves.csv") as file:
-        curves = list(csv.DictReader(file))
     warm = json.loads((run_dir / "warmstart" / "warmstart.json").read_text())
+    cuda = torch.cuda.is_available()
     report = {
-        "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+        "device": torch.cuda.get_device_name() if cuda else "cpu",
         "torch": torch.__version__,
         "generations": args.generations,
         "groups": args.groups,
@@ -108,25 +126,9 @@ def main() -> None:
         "warmstart_s": warm.get("seconds"),
         "warmstart_losses": [warm["losses"][0], warm["losses"][-1]] if warm.get("losses") else None,
         "run_s": round(total_s, 1),
-        "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2)
-        if torch.cuda.is_available()
-        else None,
+        "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if cuda else None,
         "summary": {**asdict(summary), "rises": summary.rises},
-        "time_split": [
-            {
-                key: row.get(key)
-                for key in (
-                    "step",
-                    "reward_mean",
-                    "on_subject_share",
-                    "gate_pass_rate",
-                    "generate_s",
-                    "score_s",
-                    "update_s",
-                )
-            }
-            for row in curves
-        ],
+        "time_split": time_split(run_dir),
     }
     (args.out / "gpu_learn.json").write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps({k: v for k, v in report.items() if k != "time_split"}, indent=2))

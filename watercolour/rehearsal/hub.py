@@ -111,6 +111,13 @@ class HubLoopback:
                 return JSONResponse({"error": "Invalid credentials in Authorization header"}, status_code=401)
             return await call_next(request)
 
+        self._space_routes(app)
+        self._repo_routes(app)
+        return app
+
+    def _space_routes(self, app: FastAPI) -> None:
+        """A Space's runtime (read, restart, pause, sleep time) and its app's health route."""
+
         def space_of(owner: str, name: str) -> tuple[str, Space]:
             repo_id = f"{owner}/{name}"
             if repo_id not in self.spaces:
@@ -155,6 +162,9 @@ class HubLoopback:
                 raise HTTPException(503, detail=f"Space is {space.stage}")
             space._health_polls += 1
             return {"loaded": space._health_polls > space.load_polls, "error": None}
+
+    def _repo_routes(self, app: FastAPI) -> None:
+        """The account and what a push to the Hub calls: the card's check, a repository's creation, its commits."""
 
         @app.get("/api/whoami-v2")
         def whoami() -> dict:
@@ -212,8 +222,6 @@ class HubLoopback:
                     files[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
             oid = f"{len(self.calls):040x}"
             return {"commitUrl": f"{self.endpoint}/{repo_id}/commit/{oid}", "commitOid": oid}
-
-        return app
 
     # ---- lifecycle -------------------------------------------------------------------------------------------
 
