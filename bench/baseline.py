@@ -13,8 +13,8 @@ import time
 
 from ground.records import RenderResult
 from renderers.assets import LIBRARIES, library
+from renderers.browsers import CHROMIUM, COMMON_FLAGS
 from renderers.page import Slot
-from renderers.pool import CHROMIUM, COMMON_FLAGS
 
 
 PUBLISHED_FLAGS = ["--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]

@@ -59,7 +59,9 @@ def measure(repeats: int) -> dict:
         host = engine_thread()
         if run_dir not in direct_rewards:
             pool = host.run(host.browser_pool(config_for(run_dir).render))
-            direct_rewards[run_dir] = CompositeReward(ScoringEngine(config_for(run_dir).scoring, run_dir, pool=pool))
+            direct_rewards[run_dir] = CompositeReward(
+                ScoringEngine(config_for(run_dir).scoring, run_dir, browsers=pool)
+            )
         return host.run(direct_rewards[run_dir](prompts, batch, trainer_state=StepState(0)))
 
     @flow

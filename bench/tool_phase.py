@@ -51,7 +51,7 @@ def measure(repeats: int) -> dict:
     def tool_phase(run_dir: Path, ahead: bool) -> float:
         config = load_config("repaint", {"run_dir": str(run_dir)})
         assert config.repaint is not None
-        engine = ScoringEngine(config.scoring, run_dir, pool=pool)
+        engine = ScoringEngine(config.scoring, run_dir, browsers=pool)
         envs = [PaintingEnv(engine, config.repaint) for _ in batch]
         for env in envs:
             env.reset(prompt=PROMPT)

@@ -1,4 +1,4 @@
-"""A synchronous front door for command-line tools: render a list of sketches on a pool it starts and stops."""
+"""A synchronous front door for command-line tools: render a list of sketches on a browser pool it starts and stops."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 from ground.records import RenderResult
-from renderers.pool import BrowserPool
+from renderers.browsers import BrowserPool
 
 
 def render_many(
@@ -25,12 +25,12 @@ def render_many(
 
 
 async def _render_all(sources, seed, size, deadline_s, progress) -> list[RenderResult]:
-    async with BrowserPool(deadline_s=deadline_s) as pool:
+    async with BrowserPool(deadline_s=deadline_s) as browsers:
         done = 0
 
         async def one(source: str) -> RenderResult:
             nonlocal done
-            result = await pool.render(source, seed=seed, size=size)
+            result = await browsers.render(source, seed=seed, size=size)
             done += 1
             if progress is not None:
                 progress(done, len(sources), result)

@@ -25,7 +25,7 @@ records a dead letter and the rollout's reward is None.
 | `global_write` | static | assigning to a global (`Math.random = ...`, `brush.fill = ...`) or to an undeclared name |
 | `ambiguous_source` | static | text V8 may read otherwise: HTML-like comments, bare CR, U+2028/9, invisible characters |
 | `no_painting_calls` | static | no `brush.endShape` or `brush.circle` call anywhere |
-| `render_timeout` | render | the page ran past the pool's deadline and was killed |
+| `render_timeout` | render | the page ran past the browser pool's deadline and was killed |
 | `render_crashed` | render | the page crashed (the heap cap, a runaway sketch) |
 | `no_canvas` | render | the page finished without a canvas to read back (and without another fault or error) |
 | `navigation` | render | the sketch navigated its frame (reloaded it, or sent it to another address) |
@@ -101,7 +101,9 @@ def static_check(completion: str, settings: GateSettings | None = None) -> GateV
     )
 
 
-async def gate(completion: str, pool: Renderer, seed: int = 0, settings: GateSettings | None = None) -> GateVerdict:
+async def gate(
+    completion: str, renderer: Renderer, seed: int = 0, settings: GateSettings | None = None
+) -> GateVerdict:
     """Static checks, then one render of what passed them; the render rides on the verdict for scoring."""
     settings = settings or GateSettings()
     verdict = static_check(completion, settings)
@@ -109,11 +111,11 @@ async def gate(completion: str, pool: Renderer, seed: int = 0, settings: GateSet
         return verdict
     try:
         async with asyncio.timeout(settings.deadline_s):
-            render = await pool.render(verdict.sketch, seed=seed)
+            render = await renderer.render(verdict.sketch, seed=seed)
     except TimeoutError as error:
         raise RendererUnavailable(
-            f"no render within {settings.deadline_s} s although the pool kills pages at its own deadline: "
-            "the renderer is stuck; restart the pool or raise GateSettings.deadline_s if it is only saturated"
+            f"no render within {settings.deadline_s} s although the browser pool kills pages at its own deadline: "
+            "the renderer is stuck; restart the browser pool or raise GateSettings.deadline_s if it is only saturated"
         ) from error
     details = await render_violations(render, settings)
     return verdict.model_copy(
@@ -151,7 +153,7 @@ def runtime_violations(render: RenderResult, coverage_floor: float) -> dict[str,
     """Violation code -> reasons, for what the page did."""
     unexplained = not (render.ok or render.timed_out or render.crashed or render.fault or render.errors)
     details = {
-        "render_timeout": ["killed at the pool's deadline"] if render.timed_out else [],
+        "render_timeout": ["killed at the browser pool's deadline"] if render.timed_out else [],
         "render_crashed": ["the page crashed"] if render.crashed else [],
         "no_canvas": ["no canvas to read back"] if unexplained else [],
         **(

@@ -8,7 +8,7 @@
 #   - installs the playwright and greenlet wheels to /tmp/site-render and prepends that to PYTHONPATH;
 #   - copies the renderer's node_modules files (p5, p5.brush) into ./node_modules;
 #   - points the project at the bundled Chromium: WATERCOLOUR_CHROMIUM, and /usr/bin/chromium as a link to
-#     the bundle's launcher when nothing is there (renderers/pool.py's default path).
+#     the bundle's launcher when nothing is there (renderers/browsers.py's default path).
 # The bundle's launcher (bin/chromium) sets LD_LIBRARY_PATH and the EGL/Mesa variables for Chromium's own
 # process tree only, so this shell's python3 (torch, CUDA) keeps the system's libraries.
 # Safe to source more than once. No `set -e`: it runs in your shell, and failures `return 1` instead.

@@ -103,7 +103,7 @@ def reward_for(
     scorers, judges = CountingFactory(build_scorer), CountingFactory(build_judge)
     clients = {"aesthetic": scorers, "judge": judges}
     reward = CompositeReward(
-        ScoringEngine(config.scoring, config.run_dir, pool=browser_pool, clients=clients), **kwargs
+        ScoringEngine(config.scoring, config.run_dir, browsers=browser_pool, clients=clients), **kwargs
     )
     return reward, scorers, judges
 

@@ -34,7 +34,7 @@ def counting(judge):
 async def test_group_mode_ranks_each_group_among_itself_in_g_times_g_minus_1_calls(browser_pool, tmp_path):
     config = load_config("offline", {"judge.mode": "group", "run_dir": str(tmp_path)})
     judge, asked = counting(build_judge(judge_settings(config), config.scoring))
-    engine = ScoringEngine(config.scoring, tmp_path, pool=browser_pool, clients={"judge": lambda *_: judge})
+    engine = ScoringEngine(config.scoring, tmp_path, browsers=browser_pool, clients={"judge": lambda *_: judge})
     sketches = [compact_sketch(seed, "a peach hibiscus") for seed in range(4)]
     parts = await engine.score(sketches, [11] * 4, step=1)
     wins = [part.term("judge") for part in parts]
@@ -56,7 +56,7 @@ async def test_group_mode_ranks_each_group_among_itself_in_g_times_g_minus_1_cal
 
 async def test_the_curriculum_draws_harder_references_as_the_run_wins_more(browser_pool, tmp_path):
     config = load_config("offline", {"judge.curriculum.enabled": True, "run_dir": str(tmp_path)})
-    engine = ScoringEngine(config.scoring, tmp_path, pool=browser_pool)
+    engine = ScoringEngine(config.scoring, tmp_path, browsers=browser_pool)
     curves = CurvesFile(tmp_path)
     sketch = load_pool()[0].sketch
 

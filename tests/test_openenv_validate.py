@@ -144,7 +144,7 @@ async def test_canaries_score_the_floor_and_the_oracle_stands_the_margin_above(t
     from openenv_painting.server.environment import PaintingEnvironment
     from rewards.scoring.scoring_engine import ScoringEngine
 
-    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, pool=browser_pool)
+    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, browsers=browser_pool)
     env = PaintingEnvironment(engine, RepaintSettings())
     for canary in trajectories.canaries():
         observations = await trajectories.play(env, canary)
@@ -174,7 +174,7 @@ async def test_an_episode_replays_from_its_seed_in_process_as_through_the_server
 
     oracle = trajectories.oracle()
     # A fresh engine (its own content cache) against the server's: the replay is computed again, not remembered.
-    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, pool=browser_pool)
+    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, browsers=browser_pool)
     env = PaintingEnvironment(engine, RepaintSettings())
     local = await trajectories.play(env, oracle)
     remote = await trajectories.play_remote(server, oracle)

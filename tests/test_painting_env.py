@@ -27,7 +27,9 @@ function draw() { translate(-width / 2, -height / 2); background("#f6f0e4"); bru
 
 
 def engine(tmp_path: Path, pool, **overrides) -> ScoringEngine:
-    return ScoringEngine(load_config("offline", {"run_dir": str(tmp_path), **overrides}).scoring, tmp_path, pool=pool)
+    return ScoringEngine(
+        load_config("offline", {"run_dir": str(tmp_path), **overrides}).scoring, tmp_path, browsers=pool
+    )
 
 
 def test_only_paint_is_a_tool_and_it_is_documented_for_the_chat_template() -> None:

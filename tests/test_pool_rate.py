@@ -58,7 +58,7 @@ def test_rating_twice_keeps_the_last_tier_and_undo_walks_back(tmp_path):
 def test_generate_rate_in_chromium_pack_and_the_judge_draws_from_the_rated_pool(tmp_path):
     from playwright.sync_api import sync_playwright
 
-    from renderers.pool import CHROMIUM
+    from renderers.browsers import CHROMIUM
 
     folder, pool_dir = tmp_path / "candidates", tmp_path / "pool"
     with writer_server() as writer_a, writer_server() as writer_b, critic_server() as critic:
@@ -119,7 +119,7 @@ def test_generate_rate_in_chromium_pack_and_the_judge_draws_from_the_rated_pool(
 def test_the_grid_view_rates_the_focused_candidate_by_keyboard_and_survives_a_reload(tmp_path):
     from playwright.sync_api import sync_playwright
 
-    from renderers.pool import CHROMIUM
+    from renderers.browsers import CHROMIUM
 
     names = [candidate(tmp_path, f"cand_{number:04d}").id for number in range(5)]
     server = make_server(RatingDesk(tmp_path), port=0)

@@ -51,7 +51,7 @@ def engine_for(run_dir: Path, browser_pool: Any, **overrides: Any) -> tuple[Scor
     """An engine over `run_dir` whose service clients count their calls."""
     config = load_config("offline", {"run_dir": str(run_dir), **overrides})
     clients = {"aesthetic": CountingFactory(build_scorer), "judge": CountingFactory(build_judge)}
-    return ScoringEngine(config.scoring, run_dir, pool=browser_pool, clients=clients), clients
+    return ScoringEngine(config.scoring, run_dir, browsers=browser_pool, clients=clients), clients
 
 
 def calls(clients: dict[str, CountingFactory]) -> dict[str, int]:
@@ -196,7 +196,7 @@ async def test_the_judge_in_group_mode_is_left_for_the_batch(tmp_path: Path, bro
     config = load_config("offline", {"run_dir": str(tmp_path), "judge.mode": "group"})
     # The judge is the real group judge, unwrapped: the engine tells its mode by its type.
     scorers = CountingFactory(build_scorer)
-    engine = ScoringEngine(config.scoring, tmp_path, pool=browser_pool, clients={"aesthetic": scorers})
+    engine = ScoringEngine(config.scoring, tmp_path, browsers=browser_pool, clients={"aesthetic": scorers})
     for painting in paintings:
         await engine.prefetch(painting, seed=SEED)
     answered = tmp_path / "cache" / "terms"
@@ -211,7 +211,7 @@ async def test_the_judge_in_group_mode_is_left_for_the_batch(tmp_path: Path, bro
 def reward_for(run_dir: Path, browser_pool: Any) -> tuple[CompositeReward, dict[str, CountingFactory]]:
     config: RunConfig = load_config("offline", {"run_dir": str(run_dir)})
     clients = {"aesthetic": CountingFactory(build_scorer), "judge": CountingFactory(build_judge)}
-    return CompositeReward(ScoringEngine(config.scoring, run_dir, pool=browser_pool, clients=clients)), clients
+    return CompositeReward(ScoringEngine(config.scoring, run_dir, browsers=browser_pool, clients=clients)), clients
 
 
 async def test_the_rewards_prefetch_scores_under_the_seed_and_subject_its_call_derives(

@@ -45,7 +45,7 @@ def test_a_revised_compact_sketch_changes_only_the_reach_or_the_wash() -> None:
 @pytest.mark.browser
 async def test_taught_episodes_call_paint_twice_with_the_real_observation_between(tmp_path: Path, browser_pool):
     config = load_config("repaint", {"run_dir": str(tmp_path)})
-    engine = ScoringEngine(config.scoring, tmp_path, pool=browser_pool)
+    engine = ScoringEngine(config.scoring, tmp_path, browsers=browser_pool)
     rows = await episode_rows(engine, RepaintSettings(turns=2), 2, "a peach hibiscus", seed=0, prompt="short")
 
     assert len(rows) == 2

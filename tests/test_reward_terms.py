@@ -54,7 +54,7 @@ async def test_a_toy_term_reaches_reward_curves_store_artifacts_and_tables(
     toy_term, tmp_path: Path, browser_pool, flower_sketch: str
 ) -> None:
     config = load_config("offline", {"weights": WEIGHTS, "toy.value": 0.5, "run_dir": str(tmp_path)})
-    engine = ScoringEngine(config.scoring, tmp_path, pool=browser_pool)
+    engine = ScoringEngine(config.scoring, tmp_path, browsers=browser_pool)
     try:
         parts = await engine.score([flower_sketch, "no sketch"], [0, 0], step=1)
     finally:
@@ -89,7 +89,7 @@ async def test_a_term_at_weight_zero_is_never_built_and_takes_its_defaults(
 ) -> None:
     config = load_config("offline", {"run_dir": str(tmp_path)})
     assert config.model_extra is not None and config.model_extra["toy"] == {"value": 0.25}
-    engine = ScoringEngine(config.scoring, tmp_path, pool=browser_pool)
+    engine = ScoringEngine(config.scoring, tmp_path, browsers=browser_pool)
     try:
         (parts,) = await engine.score([flower_sketch], [0], step=None)
     finally:

@@ -23,7 +23,7 @@ def fenced(source: str) -> str:
 async def test_start_and_close_are_idempotent_and_two_consumers_share_one_engine(
     tmp_path: Path, browser_pool, flower_sketch: str
 ) -> None:
-    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, pool=browser_pool)
+    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, browsers=browser_pool)
     await engine.start()
     renderer = engine.renderer
     await engine.start()
@@ -40,6 +40,6 @@ async def test_start_and_close_are_idempotent_and_two_consumers_share_one_engine
 
 
 async def test_a_batch_needs_one_seed_per_completion(tmp_path: Path, browser_pool) -> None:
-    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, pool=browser_pool)
+    engine = ScoringEngine(load_config("offline", {"run_dir": str(tmp_path)}).scoring, tmp_path, browsers=browser_pool)
     with pytest.raises(ValueError, match="give one seed each"):
         await engine.score(["a", "b"], [0], step=None)

@@ -90,11 +90,11 @@ class CachedRenderer:
     """A renderer that answers from the cache first; hand it to the gate in place of the browser pool.
 
     Sketch faults (timeouts, crashes, errors) are cached like any other result: they are properties of the
-    sketch. Infrastructure faults raise from the pool and leave nothing behind.
+    sketch. Infrastructure faults raise from the browser pool and leave nothing behind.
     """
 
-    def __init__(self, pool: Renderer, cache: ContentCache, size: int, renderer_id: str) -> None:
-        self.pool = pool
+    def __init__(self, browsers: Renderer, cache: ContentCache, size: int, renderer_id: str) -> None:
+        self.browsers = browsers
         self.cache = cache
         self.size = size
         self.renderer_id = renderer_id
@@ -114,7 +114,7 @@ class CachedRenderer:
         if cached is not None:
             self.hits += 1
             return cached
-        self._in_flight[key] = asyncio.ensure_future(self.pool.render(source, seed=seed))
+        self._in_flight[key] = asyncio.ensure_future(self.browsers.render(source, seed=seed))
         try:
             result = await self._in_flight[key]
             self.renders += 1

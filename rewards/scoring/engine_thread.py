@@ -33,9 +33,9 @@ class EngineThread:
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, name="scoring-engine", daemon=True).start()
-        self.pool: Any = None
+        self.browsers: Any = None
         self.engines: dict[str, ScoringEngine] = {}
-        self._pool_lock: asyncio.Lock | None = None
+        self._browsers_lock: asyncio.Lock | None = None
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run `coroutine` on the engine loop, from any thread, and wait for its result."""
@@ -63,10 +63,10 @@ class EngineThread:
 
     async def engine(self, settings: ScoringSettings, run_dir: Path) -> ScoringEngine:
         """The engine of (settings, run directory) on this loop, lending the process's browser pool."""
-        pool = await self.browser_pool(settings.render)
+        browsers = await self.browser_pool(settings.render)
         key = f"{run_dir}\n{settings.model_dump_json()}"
         if key not in self.engines:
-            self.engines[key] = ScoringEngine(settings, run_dir, pool=pool)
+            self.engines[key] = ScoringEngine(settings, run_dir, browsers=browsers)
         return self.engines[key]
 
     async def _score(
@@ -91,27 +91,27 @@ class EngineThread:
         """The process's browser pool, started by the first caller with that caller's render settings."""
         from renderers import BrowserPool
 
-        self._pool_lock = self._pool_lock or asyncio.Lock()
-        async with self._pool_lock:
-            if self.pool is None:
-                pool = BrowserPool(
+        self._browsers_lock = self._browsers_lock or asyncio.Lock()
+        async with self._browsers_lock:
+            if self.browsers is None:
+                browsers = BrowserPool(
                     browsers=render.browsers, pages_per_browser=render.pages_per_browser, deadline_s=render.deadline_s
                 )
-                await pool.start()
-                self.pool = pool
-        return self.pool
+                await browsers.start()
+                self.browsers = browsers
+        return self.browsers
 
     def close(self) -> None:
         async def shutdown() -> None:
             for engine in self.engines.values():
                 await engine.aclose()
-            if self.pool is not None:
-                await self.pool.close()
+            if self.browsers is not None:
+                await self.browsers.close()
 
         asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(timeout=CLOSE_TIMEOUT_S)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.engines.clear()
-        self.pool = None
+        self.browsers = None
 
 
 _thread: EngineThread | None = None
@@ -128,7 +128,7 @@ def engine_thread() -> EngineThread:
 
 
 def close_engine_thread() -> None:
-    """Close the engines and the pool and stop the loop; idempotent. The next `engine_thread()` starts afresh."""
+    """Close the engines and the browser pool and stop the loop; idempotent. The next `engine_thread()` starts afresh."""
     global _thread
     with _thread_lock:
         if _thread is not None:

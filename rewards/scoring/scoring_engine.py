@@ -1,6 +1,6 @@
 """The scoring engine: completions in, `RewardParts` out, with every reward rule applied once.
 
-It owns what scoring needs (the render pool, or a lent one; the clients of the service terms; the run's content
+It owns what scoring needs (the browser pool, or a lent one; the clients of the service terms; the run's content
 cache; the dead-letter log) and applies the rules every consumer shares:
 
 - the gate first: a refused sketch scores 0.0 and no service is asked about it;
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from rewards.gate import Renderer
 
 
-# The pool relaunches a browser that died under a render, so one more attempt usually lands on a fresh one.
+# The browser pool relaunches a browser that died under a render, so one more attempt usually lands on a fresh one.
 RENDER_ATTEMPTS = 2
 
 # A rollout waiting for a service term's answer: its parts, its picture and the answer's cache key.
@@ -79,10 +79,10 @@ def renderer_id() -> str:
 
 @dataclass
 class _Clients:
-    """Everything bound to one event loop: the render pool and the service terms' clients."""
+    """Everything bound to one event loop: the browser pool and the service terms' clients."""
 
     renderer: CachedRenderer
-    owned_pool: Any
+    owned_browsers: Any
     services: dict[str, Any]
     # The service calls in flight, a prefetch's or a score's, by term name and cache key: a score that needs one of
     # their answers joins the call, a prefetch leaves it be.
@@ -92,7 +92,7 @@ class _Clients:
 class ScoringEngine:
     """Scores batches (`score`) or one painting (`score_one`) under one run's scoring settings, into one directory.
 
-    `settings` is the run configuration's scoring half (`RunConfig.scoring`). `pool` lends a started renderer (the
+    `settings` is the run configuration's scoring half (`RunConfig.scoring`). `browsers` lends a started renderer (the
     caller closes it); without one the engine starts a BrowserPool from `settings.render`. `clients` overrides how a
     service term's client is built (term name -> factory taking what its `build` takes: the term's settings and the
     `ScoringSettings`); tests pass counting wrappers of the real clients. Picklable: live clients stay out of the pickle.
@@ -103,7 +103,7 @@ class ScoringEngine:
         settings: ScoringSettings,
         run_dir: Path,
         *,
-        pool: Renderer | None = None,
+        browsers: Renderer | None = None,
         clients: Mapping[str, Any] | None = None,
     ) -> None:
         settings = resolve_terms(settings)
@@ -113,12 +113,12 @@ class ScoringEngine:
         self.cache = ContentCache(self.run_dir / "cache")
         self.dead_letters = DeadLetterLog(self.run_dir)
         self.factories = dict(clients or {})
-        self._lent_pool = pool
+        self._lent_browsers = browsers
         self._clients: _Clients | None = None
         self._starting: asyncio.Task[_Clients] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_lent_pool": None, "_clients": None, "_starting": None}
+        return {**self.__dict__, "_lent_browsers": None, "_clients": None, "_starting": None}
 
     def measured_terms(self) -> list[RewardTerm]:
         """The service terms this configuration pays for: the only ones whose clients are built."""
@@ -132,7 +132,7 @@ class ScoringEngine:
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
-        """Build the pool and the clients on the running loop; again only if the loop changed."""
+        """Build the browser pool and the clients on the running loop; again only if the loop changed."""
         loop = asyncio.get_running_loop()
         if self._starting is None or self._starting.get_loop() is not loop:
             # Clients of a previous loop cannot be closed from this one; they are dropped with it.
@@ -149,16 +149,16 @@ class ScoringEngine:
             term.name: self._factory(term)(term.settings_of(self.settings), self.settings)
             for term in self.measured_terms()
         }
-        pool, owned = self._lent_pool, None
-        if pool is None:
+        browsers, owned = self._lent_browsers, None
+        if browsers is None:
             from renderers import BrowserPool
 
             render = self.settings.render
-            owned = pool = BrowserPool(
+            owned = browsers = BrowserPool(
                 browsers=render.browsers, pages_per_browser=render.pages_per_browser, deadline_s=render.deadline_s
             )
             await owned.start()
-        renderer = CachedRenderer(pool, self.cache, self.settings.render.size, renderer_id())
+        renderer = CachedRenderer(browsers, self.cache, self.settings.render.size, renderer_id())
         return _Clients(renderer, owned, services)
 
     async def aclose(self) -> None:
@@ -167,8 +167,8 @@ class ScoringEngine:
             return
         for client in clients.services.values():
             await client.aclose()
-        if clients.owned_pool is not None:
-            await clients.owned_pool.close()
+        if clients.owned_browsers is not None:
+            await clients.owned_browsers.close()
 
     @property
     def renderer(self) -> CachedRenderer:

@@ -1,7 +1,7 @@
 """`watercolour gate`: run the admission gate on sketches or completions, one JSON line (or human line) each.
 
 A `.js` file is taken as the completion itself (a bare sketch); any other file is a completion as the policy
-wrote it. Inputs that pass the static checks are rendered once on a shared warm pool.
+wrote it. Inputs that pass the static checks are rendered once on a shared warm browser pool.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     render.add_arguments(parser, writes_pngs=False)
 
 
-async def gate_one(pool, path: Path, args: argparse.Namespace) -> dict:
-    verdict = await gate(render.read_completion(path), pool, seed=args.seed)
+async def gate_one(browsers, path: Path, args: argparse.Namespace) -> dict:
+    verdict = await gate(render.read_completion(path), browsers, seed=args.seed)
     result = verdict.render
     return {
         "path": str(path),
@@ -41,4 +41,4 @@ def show_verdict(line: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    return render.run_batch(args, lambda pool, path: gate_one(pool, path, args), show_verdict)
+    return render.run_batch(args, lambda browsers, path: gate_one(browsers, path, args), show_verdict)

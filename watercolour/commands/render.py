@@ -2,7 +2,7 @@
 
 A `.js` file is a sketch; any other file is a completion whose sketch is extracted first. Everything given is
 rendered, even what the gate would refuse; the static check's violations are reported alongside. The batch
-machinery here (reading inputs, one warm pool, progress on stderr) is shared with `watercolour gate`.
+machinery here (reading inputs, one warm browser pool, progress on stderr) is shared with `watercolour gate`.
 """
 
 from __future__ import annotations
@@ -26,30 +26,30 @@ if TYPE_CHECKING:
     from renderers import BrowserPool
 
 
-class PoolOnDemand:
+class BrowsersOnDemand:
     """A BrowserPool started at the first render, so a batch the static checks refuse never launches Chromium."""
 
     def __init__(self, deadline_s: float) -> None:
         self.deadline_s = deadline_s
-        self._pool: BrowserPool | None = None
+        self._browsers: BrowserPool | None = None
         self._starting = asyncio.Lock()
 
     async def render(self, source: str, seed: int = 0, size: int = 600) -> RenderResult:
         from renderers import BrowserPool
 
         async with self._starting:
-            pool = self._pool
-            if pool is None:
-                pool = self._pool = BrowserPool(deadline_s=self.deadline_s)
-                await pool.start()
-        return await pool.render(source, seed=seed, size=size)
+            browsers = self._browsers
+            if browsers is None:
+                browsers = self._browsers = BrowserPool(deadline_s=self.deadline_s)
+                await browsers.start()
+        return await browsers.render(source, seed=seed, size=size)
 
-    async def __aenter__(self) -> PoolOnDemand:
+    async def __aenter__(self) -> BrowsersOnDemand:
         return self
 
     async def __aexit__(self, *exc) -> None:
-        if self._pool is not None:
-            await self._pool.close()
+        if self._browsers is not None:
+            await self._browsers.close()
 
 
 def add_arguments(parser: argparse.ArgumentParser, writes_pngs: bool = True) -> None:
@@ -92,7 +92,7 @@ def sketch_of(path: Path) -> str | None:
 
 
 def run_batch(args: argparse.Namespace, process: Callable[[object, Path], Awaitable[dict]], show: Callable) -> int:
-    """Run `process(pool, path)` for every input on one warm pool (the inputs were checked when parsed); 1 if the
+    """Run `process(browsers, path)` for every input on one warm browser pool (the inputs were checked when parsed); 1 if the
     renderer failed."""
     return asyncio.run(_run_all(args, process, show))
 
@@ -101,12 +101,12 @@ async def _run_all(args: argparse.Namespace, process: Callable, show: Callable) 
     from renderers import RendererUnavailable
 
     failures = 0
-    async with PoolOnDemand(args.deadline) as pool:
+    async with BrowsersOnDemand(args.deadline) as browsers:
 
         async def one(path: Path) -> tuple[Path, dict, float]:
             started = time.perf_counter()
             try:
-                line = await process(pool, path)
+                line = await process(browsers, path)
             except RendererUnavailable as error:
                 line = {"path": str(path), "error": f"renderer unavailable: {error}"}
             return path, line, time.perf_counter() - started
@@ -121,7 +121,7 @@ async def _run_all(args: argparse.Namespace, process: Callable, show: Callable) 
     return 1 if failures else 0
 
 
-async def render_one(pool, path: Path, args: argparse.Namespace) -> dict:
+async def render_one(browsers, path: Path, args: argparse.Namespace) -> dict:
     sketch = sketch_of(path)
     violations = static_check(sketch if sketch is not None else read_completion(path)).violations
     line: dict = {
@@ -134,7 +134,7 @@ async def render_one(pool, path: Path, args: argparse.Namespace) -> dict:
     }
     if sketch is None:
         return line
-    render = await pool.render(sketch, seed=args.seed, size=args.size)
+    render = await browsers.render(sketch, seed=args.seed, size=args.size)
     if render.png is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         png = args.out / f"{path.stem}.png"
@@ -153,4 +153,4 @@ def show_render(line: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_batch(args, lambda pool, path: render_one(pool, path, args), show_render)
+    return run_batch(args, lambda browsers, path: render_one(browsers, path, args), show_render)

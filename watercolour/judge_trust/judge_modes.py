@@ -44,7 +44,7 @@ async def measure_mode(config: RunConfig, run_dir: Path, groups: list[list[str]]
     """Score every group under `config` (one group seed each) and summarise the within-group spreads."""
     from rewards.scoring.scoring_engine import ScoringEngine
 
-    engine = ScoringEngine(config.scoring, run_dir, pool=pool)
+    engine = ScoringEngine(config.scoring, run_dir, browsers=pool)
     judge_spreads, reward_spreads, calls = [], [], []
     try:
         for index, group in enumerate(groups):

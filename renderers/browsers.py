@@ -66,7 +66,7 @@ class RendererUnavailable(RuntimeError):
 class BrowserPool:
     """Renders sketches on `browsers` warm Chromium processes, each running up to `pages_per_browser` slots.
 
-    Use as `async with BrowserPool() as pool: result = await pool.render(source, seed=0, size=600)`.
+    Use as `async with BrowserPool() as browsers: result = await browsers.render(source, seed=0, size=600)`.
     The defaults fill a 2-core machine: one render keeps ~1.8 cores busy, and a second slot per browser fills
     the gaps while the other waits on the GPU process (docs/rendering.md, "pool size").
     """
