@@ -104,6 +104,7 @@ def overrides(arm: str, model: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> dict[str, Any]:
     """Warm start and GRPO for one arm within `budget_s`; its per-step reward, wall time and generated tokens."""
+    import watercolour.training.run as run_module
     import watercolour.training.trainer as trainer_module
     from deployments.presets import load_config
     from watercolour.run_records.run_dir import use_run_environment
@@ -113,7 +114,7 @@ def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> 
     run_dir = args.out / arm
     use_run_environment(run_dir)
     steps: dict[int, dict[str, float]] = {}
-    build_trainer = trainer_module.build_trainer
+    build_trainer = run_module.build_trainer
 
     def measured(config: Any, run_dir: Path, **kw: Any) -> Any:
         from transformers import TrainerCallback
@@ -142,7 +143,7 @@ def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> 
         built.report_to = []  # the GPU image has no trackio; the curves are in curves.csv all the same
         return built
 
-    trainer_module.build_trainer = measured
+    run_module.build_trainer = measured
     if args.no_trackio:
         trainer_module.grpo_args = without_trackio
     try:
@@ -154,9 +155,9 @@ def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> 
             config = config.model_copy(
                 update={"training": config.training.model_copy(update={"start_adapter": adapter})}
             )
-        trainer_module.train(config, echo=True)
+        run_module.train(config, echo=True)
     finally:
-        trainer_module.build_trainer, trainer_module.grpo_args = build_trainer, grpo_args
+        run_module.build_trainer, trainer_module.grpo_args = build_trainer, grpo_args
     warm = run_dir / WARMSTART_DIR / REPORT_FILE
     warm_s = json.loads(warm.read_text())["seconds"] if warm.is_file() else 0.0
     with open(run_dir / "curves.csv") as file:
