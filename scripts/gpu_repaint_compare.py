@@ -160,6 +160,16 @@ def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> 
         run_module.build_trainer, trainer_module.grpo_args = build_trainer, grpo_args
     warm = run_dir / WARMSTART_DIR / REPORT_FILE
     warm_s = json.loads(warm.read_text())["seconds"] if warm.is_file() else 0.0
+    return {
+        "preset": "demo" if arm == "single" else "repaint",
+        "warm_start_s": warm_s,
+        "arm_s": round(time.perf_counter() - started, 1),
+        "steps": per_step_rows(run_dir, steps),
+    }
+
+
+def per_step_rows(run_dir: Path, steps: dict[int, dict[str, float]]) -> list[dict[str, Any]]:
+    """Each step's reward, gate pass rate and times from the arm's `curves.csv`, with the tokens it generated."""
     with open(run_dir / "curves.csv") as file:
         rows = list(csv.DictReader(file))
     wall = 0.0
@@ -179,12 +189,7 @@ def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> 
                 "generated_tokens": round(steps.get(step, {}).get("generated_tokens", float("nan"))),
             }
         )
-    return {
-        "preset": "demo" if arm == "single" else "repaint",
-        "warm_start_s": warm_s,
-        "arm_s": round(time.perf_counter() - started, 1),
-        "steps": per_step,
-    }
+    return per_step
 
 
 def compare_svg(arms: dict[str, dict[str, Any]]) -> str:

@@ -330,6 +330,25 @@ def processing_class(model: str, vision: bool) -> Any:
     return AutoTokenizer.from_pretrained(model, padding_side="left", truncation_side="left")
 
 
+def policy_to_train(training: TrainingSettings, echo: Echo) -> tuple[Any, Any, LoraConfig | None]:
+    """The policy GRPO trains, its tokenizer where building the policy gave one (else None: `build_trainer` loads
+    it), and the LoRA TRL puts on it (None for a start adapter, whose own LoRA carries on)."""
+    shape = shape_name(training.model)
+    bf16, _ = device_settings(training)
+    if shape is not None:
+        # A rehearsal: the published shape with random weights, built on this process's device.
+        model, tokenizer = shape_policy(shape, bf16)
+        tell(echo, f"policy: {training.model}, random weights built on {model.device} (a rehearsal)")
+        return model, tokenizer, lora_config(training)
+    if training.start_adapter is not None:
+        # A warm restart: the adapter's weights carry on, the optimizer and the schedule start afresh.
+        model, tokenizer = load_policy(
+            training.start_adapter, trainable=True, dtype=torch.bfloat16 if bf16 else torch.float32
+        )
+        return model, tokenizer, None
+    return resolve_model(training.model), None, lora_config(training)
+
+
 def build_trainer(
     config: RunConfig,
     run_dir: Path,
@@ -353,22 +372,7 @@ def build_trainer(
     slices = ScoredSlices() if args.world_size > 1 else None
     refuse_repaint_in_processes(config, args.world_size)
     shape = shape_name(training.model)
-    bf16, _ = device_settings(training)
-    model: Any
-    tokenizer: Any = None
-    peft_config: LoraConfig | None = lora_config(training)
-    if shape is not None:
-        # A rehearsal: the published shape with random weights, built on this process's device.
-        model, tokenizer = shape_policy(shape, bf16)
-        tell(echo, f"policy: {training.model}, random weights built on {model.device} (a rehearsal)")
-    elif training.start_adapter is not None:
-        # A warm restart: the adapter's weights carry on, the optimizer and the schedule start afresh.
-        model, tokenizer = load_policy(
-            training.start_adapter, trainable=True, dtype=torch.bfloat16 if bf16 else torch.float32
-        )
-        peft_config = None
-    else:
-        model = resolve_model(training.model)
+    model, tokenizer, peft_config = policy_to_train(training, echo)
     callbacks: list[Any] = [CurvesCallback(CurvesFile(run_dir), echo=echo)]
     factory: Any = None  # EpisodeFactory, or openenv_painting's RemoteEpisodeFactory when `openenv` is set
     if config.repaint is not None:
