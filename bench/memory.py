@@ -43,7 +43,7 @@ PHASES = (
     ("watercolour.training.trainer", "TimedGRPOTrainer._generate", "generate"),
     ("watercolour.training.trainer", "TimedGRPOTrainer._calculate_rewards", "score"),
     ("transformers.trainer", "Trainer._save_checkpoint", "checkpoint"),
-    ("watercolour.training.trainer", "write_gallery", "run gallery"),
+    ("watercolour.training.run", "write_gallery", "run gallery"),
     ("watercolour.training.demo_run", "write_first_last_sheet", "run gallery"),
 )
 ORDER = ["setup", *dict.fromkeys(phase for _, _, phase in PHASES), "between phases"]

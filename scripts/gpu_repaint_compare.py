@@ -104,6 +104,7 @@ def overrides(arm: str, model: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> dict[str, Any]:
     """Warm start and GRPO for one arm within `budget_s`; its per-step reward, wall time and generated tokens."""
+    import watercolour.training.run as run_module
     import watercolour.training.trainer as trainer_module
     from deployments.presets import load_config
     from watercolour.run_records.run_dir import use_run_environment
@@ -113,7 +114,7 @@ def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> 
     run_dir = args.out / arm
     use_run_environment(run_dir)
     steps: dict[int, dict[str, float]] = {}
-    build_trainer = trainer_module.build_trainer
+    build_trainer = run_module.build_trainer
 
     def measured(config: Any, run_dir: Path, **kw: Any) -> Any:
         from transformers import TrainerCallback
@@ -142,7 +143,7 @@ def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> 
         built.report_to = []  # the GPU image has no trackio; the curves are in curves.csv all the same
         return built
 
-    trainer_module.build_trainer = measured
+    run_module.build_trainer = measured
     if args.no_trackio:
         trainer_module.grpo_args = without_trackio
     try:
@@ -154,22 +155,21 @@ def run_arm(arm: str, model: str, args: argparse.Namespace, budget_s: float) -> 
             config = config.model_copy(
                 update={"training": config.training.model_copy(update={"start_adapter": adapter})}
             )
-        trainer_module.train(config, echo=True)
+        run_module.train(config, echo=True)
     finally:
-        trainer_module.build_trainer, trainer_module.grpo_args = build_trainer, grpo_args
+        run_module.build_trainer, trainer_module.grpo_args = build_trainer, grpo_args
     warm = run_dir / WARMSTART_DIR / REPORT_FILE
     warm_s = json.loads(warm.read_text())["seconds"] if warm.is_file() else 0.0
-    per_step = step_rows(run_dir, steps)
     return {
         "preset": "demo" if arm == "single" else "repaint",
         "warm_start_s": warm_s,
         "arm_s": round(time.perf_counter() - started, 1),
-        "steps": per_step,
+        "steps": per_step_rows(run_dir, steps),
     }
 
 
-def step_rows(run_dir: Path, steps: dict[int, dict[str, float]]) -> list[dict[str, Any]]:
-    """Each step's reward, gate share and seconds from the arm's curves, with the generated tokens `steps` recorded."""
+def per_step_rows(run_dir: Path, steps: dict[int, dict[str, float]]) -> list[dict[str, Any]]:
+    """Each step's reward, gate pass rate and times from the arm's `curves.csv`, with the tokens it generated."""
     with open(run_dir / "curves.csv") as file:
         rows = list(csv.DictReader(file))
     wall = 0.0

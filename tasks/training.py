@@ -66,7 +66,7 @@ def grpo_train(
     logger = get_run_logger()
     run_dir = Path(run_dir)
     use_run_environment(run_dir)  # before the trainer's import: trackio reads its directory once
-    from watercolour.training import trainer as training
+    from watercolour.training import run as training
 
     logger.info("training %s in %s from %s", config.name, run_dir, checkpoint or "scratch")
     # Fault injection only on a run's first attempt, so that its retry shows the resume.

@@ -9,7 +9,7 @@ import pytest
 
 from deployments.presets import load_config
 from ground.reference_pool import BUNDLED_POOL, pool_revision
-from watercolour.training.trainer import PoolRevisionChanged, pin_pool_revision
+from watercolour.training.run import PoolRevisionChanged, pin_pool_revision
 
 
 def test_a_resumed_run_keeps_its_revision_and_refuses_a_pool_that_changed_under_it(tmp_path):

@@ -143,7 +143,7 @@ def test_the_step_hook_sees_every_step_with_each_episodes_final_painting(trained
 
 
 def test_a_repaint_run_refuses_several_processes():
-    from watercolour.training.trainer import RepaintInOneProcess, refuse_repaint_in_processes
+    from watercolour.training.distributed import RepaintInOneProcess, refuse_repaint_in_processes
 
     config = load_config("repaint", {})
     refuse_repaint_in_processes(config, 1)

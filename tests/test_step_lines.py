@@ -11,7 +11,7 @@ from watercolour.run_records.curves import CurvesFile
 
 def test_a_long_step_says_it_is_in_progress_until_its_line_arrives(tmp_path) -> None:
     os.environ.setdefault("TRACKIO_DIR", str(tmp_path / "trackio"))
-    from watercolour.training.trainer import CurvesCallback
+    from watercolour.run_records.trainer_callbacks import CurvesCallback
 
     said: list[str] = []
     callback = CurvesCallback(CurvesFile(tmp_path), echo=said.append, pulse_s=0.05)

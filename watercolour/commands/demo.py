@@ -73,7 +73,7 @@ def train_and_summarize(out: Path, smoke: bool = False, overrides: dict | None =
     use_run_environment(run_dir)  # trackio reads its directory once, when TRL imports it
     from deployments.presets import load_config
     from watercolour.run_records.run_dir import latest_checkpoint
-    from watercolour.training.trainer import train
+    from watercolour.training.run import train
 
     config = load_config("smoke", {**(overrides or {}), "run_dir": str(run_dir)})
     print(f"training: preset smoke, {config.training.steps} GRPO steps into {run_dir}", file=sys.stderr)

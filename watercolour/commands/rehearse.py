@@ -131,7 +131,7 @@ def rehearse(config: Any) -> None:
     from watercolour.run_records.run_dir import use_run_environment
 
     use_run_environment(Path(config.run_dir))  # trackio reads its directory once, when TRL imports it
-    from watercolour.training.trainer import train
+    from watercolour.training.run import train
 
     space = config.space
     try:

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     use_run_environment(run_dir)
     # ---- train, export the adapter, write the gallery
     from watercolour.training.launch import LaunchFailed
-    from watercolour.training.trainer import RunDirInUse, train
+    from watercolour.training.run import RunDirInUse, train
 
     try:
         outputs = train(config, resume=args.resume, fail_at_step=args.fail_at_step)

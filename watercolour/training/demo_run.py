@@ -73,7 +73,7 @@ def run_demo(
     config = starting_from(config, adapter)
 
     # ---- GRPO from the warm-start adapter
-    from watercolour.training.trainer import train
+    from watercolour.training.run import train
 
     written = train(config, resume=latest_checkpoint(run_dir) is not None, echo=echo)
 

@@ -10,6 +10,8 @@ are normalised whole. The run directory must still read as one run, so:
   process alone writes the step's one shard and logs the step's reward metrics from the whole batch (TRL
   averages a metric over the processes that logged it, so a per-slice count of dead letters would be halved);
 - only the main process writes `config.yaml`, the curves, the adapter and the gallery, and truncates on resume;
+- repaint episodes record their own turns, which are not gathered, so a repaint run of several processes is refused
+  (`refuse_repaint_in_processes`);
 - dead letters are appended by whichever process met them (one `write` on an O_APPEND descriptor each), and the
   content cache is written atomically under unique temporary names, so both stay safe to share.
 """
@@ -61,3 +63,16 @@ class ScoredSlices:
         completions = [completion for batch in slices for completion in batch[1]]
         parts = [part for batch in slices for part in batch[2]]
         return prompts, completions, parts
+
+
+class RepaintInOneProcess(RuntimeError):
+    """Repaint episodes were asked of a multi-process run; they train in one process (docs/repaint.md)."""
+
+
+def refuse_repaint_in_processes(config: RunConfig, world_size: int) -> None:
+    """Repaint runs train in one process: its episodes record their own turns, which are not gathered."""
+    if config.repaint is not None and world_size > 1:
+        raise RepaintInOneProcess(
+            "repaint episodes train in one process (their turns are recorded by the environments, not gathered "
+            f"across processes); run it without `accelerate launch` (world size {world_size})"
+        )

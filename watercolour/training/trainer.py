@@ -1,5 +1,5 @@
 """TRL's GRPOTrainer, built from the run configuration and wired to the one reward adapter, the rollout store,
-the curves and trackio.
+the curves and trackio. The run around it (where it resumes, what it leaves behind) is `watercolour.training.run`.
 
 This module imports torch, transformers and TRL at the top: it is only ever imported by code that is about to
 train. trackio reads `TRACKIO_DIR` when it is first imported (TRL imports it), so whoever imports this module
@@ -8,29 +8,24 @@ sets that variable first (`watercolour.run_records.run_dir.use_run_environment`)
 
 from __future__ import annotations
 
-import sys
-import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import torch
 from datasets import Dataset
 from peft import LoraConfig
-from tqdm.auto import tqdm
-from transformers import AutoTokenizer, ProgressCallback, TrainerCallback
+from transformers import AutoTokenizer, ProgressCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from ground.prompt import messages
 from ground.records import rollout_step
 from ground.run_config import RunConfig, TrainingSettings
 from rewards.scoring.composite import CompositeReward, OnScored
-from rewards.scoring.dead_letters import DeadLetterLog
 from rewards.scoring.scoring_engine import log_means
-from watercolour.policy.adapter import export_adapter, load_policy
+from watercolour.policy.adapter import load_policy
 from watercolour.policy.early_scoring import scoring_during_generation
 from watercolour.policy.generation import (
     UnguardedDecode,
@@ -47,19 +42,16 @@ from watercolour.policy.rollout_weights import MergedForRollouts
 from watercolour.policy.tool_chat import use_tool_template
 from watercolour.rehearsal.lengths import force_lengths
 from watercolour.rehearsal.shapes import shape_name, shape_policy
-from watercolour.run_records.curves import CurvesFile, curve_row, summary_line
-from watercolour.run_records.gallery import write_gallery
-from watercolour.run_records.rollout_store import RolloutStore, gallery_items
-from watercolour.run_records.run_dir import CHECKPOINTS_DIR, checkpoint_step, latest_checkpoint
-from watercolour.training.distributed import ScoredSlices, per_process_config, process_state
-from watercolour.training.launch import FailAtStep, launched, record_rank_failure, train_in_processes
+from watercolour.run_records.curves import CurvesFile
+from watercolour.run_records.rollout_store import RolloutStore
+from watercolour.run_records.run_dir import CHECKPOINTS_DIR
+from watercolour.run_records.trainer_callbacks import CurvesCallback, Echo, QuietProgress, tell
+from watercolour.training.distributed import ScoredSlices, per_process_config, refuse_repaint_in_processes
 from watercolour.training.paint_ahead import episode_seeds, render_ahead
 from watercolour.training.repaint_reward import RepaintReward, StepClock, close_episodes, episode_factory
 from watercolour.training.scoring_route import FanOut, describe, reward_for
 
 
-ADAPTER_DIR = "adapter"
-GALLERY_DIR = "gallery"
 # Each checkpoint holds the adapter plus Adam's two moments; a few is enough to step back from a bad save.
 KEEP_CHECKPOINTS = 3
 # A tool-loop turn's token cap is rounded up to this, so a static, compiled cache sees few distinct lengths.
@@ -68,23 +60,6 @@ GENERATION_CAP_MULTIPLE = 64
 # (config, run_dir, then) -> what each scored step is handed to, which hands it on to `then` (the rollout store;
 # None for a repaint run, whose episodes are recorded by the reward itself): the Prefect run's step artifacts.
 StepHookFactory = Callable[[RunConfig, Path, OnScored | None], OnScored]
-
-
-class RunDirInUse(RuntimeError):
-    """A fresh run was asked for in a directory that already holds a run's checkpoints."""
-
-
-class RepaintInOneProcess(RuntimeError):
-    """Repaint episodes were asked of a multi-process run; they train in one process (docs/repaint.md)."""
-
-
-def refuse_repaint_in_processes(config: RunConfig, world_size: int) -> None:
-    """Repaint runs train in one process: its episodes record their own turns, which are not gathered."""
-    if config.repaint is not None and world_size > 1:
-        raise RepaintInOneProcess(
-            "repaint episodes train in one process (their turns are recorded by the environments, not gathered "
-            f"across processes); run it without `accelerate launch` (world size {world_size})"
-        )
 
 
 class TimedGRPOTrainer(GRPOTrainer):
@@ -284,63 +259,6 @@ def generation_inputs(model: Any, fields: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if key in names}
 
 
-# Where the per-step summary line goes: stderr under the progress bar (True), nowhere (False), or a callable.
-Echo = bool | Callable[[str], None]
-
-
-def tell(echo: Echo, line: str) -> None:
-    if callable(echo):
-        echo(line)
-    elif echo:
-        tqdm.write(line, file=sys.stderr)
-
-
-class CurvesCallback(TrainerCallback):
-    """Appends one `curves.csv` row per step from the step's logged metrics and prints its summary line; while a step
-    runs longer than a minute (a recipe step on a GPU takes two to four), it says so once a minute."""
-
-    def __init__(self, curves: CurvesFile, echo: Echo = True, pulse_s: float = 60.0) -> None:
-        self.curves = curves
-        self.echo = echo
-        self.pulse_s = pulse_s
-        self._step_started = time.perf_counter()
-        self._step_done = threading.Event()
-
-    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._step_started = time.perf_counter()
-        self._step_done.set()  # the last step's pulse stops
-        self._step_done = threading.Event()
-        if state.is_world_process_zero and self.echo:
-            step, total, done = state.global_step + 1, state.max_steps, self._step_done
-            threading.Thread(target=self._pulse, args=(step, total, done), daemon=True).start()
-
-    def _pulse(self, step: int, total: int, done: threading.Event) -> None:
-        while not done.wait(self.pulse_s):
-            minutes = (time.perf_counter() - self._step_started) / 60
-            tell(self.echo, f"step {step}/{total} in progress: {minutes:.0f} min in")
-
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        # The end-of-training summary (train_runtime, ...) is logged too; only step logs carry a reward. Every
-        # process logs the step (its metrics already gathered); one curves file is written, by the main process.
-        if not logs or "reward" not in logs or not state.is_world_process_zero:
-            return
-        self._step_done.set()
-        row = curve_row(state.global_step, {**logs, "step_time": time.perf_counter() - self._step_started})
-        self.curves.append(row)
-        # To the train flow's run logger (one line per step in the flow's logs), or under the progress bar.
-        tell(self.echo, summary_line(row, state.max_steps))
-
-    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._step_done.set()
-
-
-class QuietProgress(ProgressCallback):
-    """The step progress bar without the raw metrics dict after every step (the summary line replaces it)."""
-
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        return None
-
-
 def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
     """The recipe's GRPO settings from the configuration, checkpointing and trackio under the run directory."""
     training = config.training
@@ -412,6 +330,25 @@ def processing_class(model: str, vision: bool) -> Any:
     return AutoTokenizer.from_pretrained(model, padding_side="left", truncation_side="left")
 
 
+def policy_to_train(training: TrainingSettings, echo: Echo) -> tuple[Any, Any, LoraConfig | None]:
+    """The policy GRPO trains, its tokenizer where building the policy gave one (else None: `build_trainer` loads
+    it), and the LoRA TRL puts on it (None for a start adapter, whose own LoRA carries on)."""
+    shape = shape_name(training.model)
+    bf16, _ = device_settings(training)
+    if shape is not None:
+        # A rehearsal: the published shape with random weights, built on this process's device.
+        model, tokenizer = shape_policy(shape, bf16)
+        tell(echo, f"policy: {training.model}, random weights built on {model.device} (a rehearsal)")
+        return model, tokenizer, lora_config(training)
+    if training.start_adapter is not None:
+        # A warm restart: the adapter's weights carry on, the optimizer and the schedule start afresh.
+        model, tokenizer = load_policy(
+            training.start_adapter, trainable=True, dtype=torch.bfloat16 if bf16 else torch.float32
+        )
+        return model, tokenizer, None
+    return resolve_model(training.model), None, lora_config(training)
+
+
 def build_trainer(
     config: RunConfig,
     run_dir: Path,
@@ -435,22 +372,7 @@ def build_trainer(
     slices = ScoredSlices() if args.world_size > 1 else None
     refuse_repaint_in_processes(config, args.world_size)
     shape = shape_name(training.model)
-    bf16, _ = device_settings(training)
-    model: Any
-    tokenizer: Any = None
-    peft_config: LoraConfig | None = lora_config(training)
-    if shape is not None:
-        # A rehearsal: the published shape with random weights, built on this process's device.
-        model, tokenizer = shape_policy(shape, bf16)
-        tell(echo, f"policy: {training.model}, random weights built on {model.device} (a rehearsal)")
-    elif training.start_adapter is not None:
-        # A warm restart: the adapter's weights carry on, the optimizer and the schedule start afresh.
-        model, tokenizer = load_policy(
-            training.start_adapter, trainable=True, dtype=torch.bfloat16 if bf16 else torch.float32
-        )
-        peft_config = None
-    else:
-        model = resolve_model(training.model)
+    model, tokenizer, peft_config = policy_to_train(training, echo)
     callbacks: list[Any] = [CurvesCallback(CurvesFile(run_dir), echo=echo)]
     factory: Any = None  # EpisodeFactory, or openenv_painting's RemoteEpisodeFactory when `openenv` is set
     if config.repaint is not None:
@@ -511,164 +433,3 @@ def close_reward(trainer: GRPOTrainer) -> None:
             asyncio.run_coroutine_threadsafe(reward.aclose(), trainer.async_loop).result()
         elif isinstance(reward, RepaintReward):
             close_episodes(reward.factory, trainer.async_loop)
-
-
-def resume_point(run_dir: Path, resume: bool) -> Path | None:
-    """The checkpoint to resume from (None: start at step 0); a checkpoint without `resume` is refused."""
-    checkpoint = latest_checkpoint(run_dir)
-    if checkpoint is not None and not resume:
-        raise RunDirInUse(
-            f"{run_dir} already holds a run (latest checkpoint {checkpoint.name}): pass --resume to continue it, "
-            "or choose another --run-dir"
-        )
-    return checkpoint
-
-
-def forget_steps_after(run_dir: Path, checkpoint: Path | None) -> None:
-    """Drop everything recorded beyond the checkpoint (all of it without one).
-
-    The rollouts, curve rows and dead letters of the step that was in flight (and of any step after the last
-    checkpoint) are removed, because the resumed run records those steps again.
-    """
-    step = checkpoint_step(checkpoint) if checkpoint is not None else 0
-    RolloutStore(run_dir, num_generations=1).truncate(after_step=step)
-    CurvesFile(run_dir).truncate(after_step=step)
-    DeadLetterLog(run_dir).truncate(after_step=step)
-
-
-class PoolRevisionChanged(RuntimeError):
-    """The pool folder no longer holds the revision the run trained against."""
-
-
-def pin_pool_revision(config: RunConfig, started: Path | None) -> RunConfig:
-    """The configuration with the pool revision it trains against; a resumed run keeps the one it started with
-    (its saved config at `started`), and a pool folder that changed since is refused rather than trained on."""
-    from ground.reference_pool import pool_revision
-
-    found = pool_revision(config.pool_dir)
-    expected = RunConfig.load(started).pool_revision if started is not None and started.is_file() else None
-    expected = expected or config.pool_revision
-    if expected is not None and expected != found:
-        raise PoolRevisionChanged(
-            f"the pool at {config.pool_dir or 'the bundled pool'} is revision {found}, but this run trains against "
-            f"revision {expected}: point pool_dir at that revision's folder (pool/build keeps each under "
-            "revisions/<revision>)"
-        )
-    return config.model_copy(update={"pool_revision": found})
-
-
-def with_warm_start(config: RunConfig, run_dir: Path, processes: Any, echo: Echo) -> RunConfig:
-    """The configuration starting from the warm start it asks for (`warm_start_cache.warm_started`): the main process
-    makes it or finds it, the others wait and take the same folder."""
-    from watercolour.training.warm_start_cache import warm_started
-
-    if processes.is_main_process:
-        config = warm_started(config, run_dir, echo=lambda line: tell(echo, line))
-    processes.wait_for_everyone()
-    return config if processes.is_main_process else warm_started(config, run_dir)
-
-
-def train(
-    config: RunConfig,
-    resume: bool = False,
-    echo: Echo = True,
-    fan_out: FanOut | None = None,
-    step_hook: StepHookFactory | None = None,
-    fail_at_step: int | None = None,
-) -> dict[str, Path]:
-    """One run end to end: resume point, training, the adapter and the run's gallery. Returns what it wrote.
-
-    With `training.processes` > 1 (and not already a rank), the run launches its ranks and waits for them
-    (`watercolour.training.launch`): `step_hook` then sees each step once the main rank has stored it, and a fan-out
-    is not used (each rank scores in process). Every rank calls this; the main process alone writes the run's files
-    (the others return an empty dict: they wrote none of them) and every process trains its share. `fail_at_step`
-    fails the run on purpose in the step after it (rehearsing a resume).
-    """
-    assert config.run_dir is not None, "RunConfig resolves run_dir when it is built"
-    run_dir = Path(config.run_dir)
-    if config.training.processes > 1 and not launched():
-        resume_point(run_dir, resume)  # refused here, before any rank starts, as in one process
-        on_step = stored_step_hook(config, run_dir, step_hook) if step_hook is not None else None
-        return train_in_processes(config, resume, lambda line: tell(echo, line), on_step, fail_at_step)
-    if fail_at_step is not None:
-        step_hook = failing_at(fail_at_step, step_hook)
-    try:
-        return train_here(config, run_dir, resume, echo, fan_out, step_hook)
-    except Exception as error:
-        if launched():
-            record_rank_failure(run_dir, error)
-        raise
-
-
-def failing_at(step: int, step_hook: StepHookFactory | None) -> StepHookFactory:
-    """`step_hook` with `FailAtStep` after it."""
-
-    def hook(config: RunConfig, run_dir: Path, then: OnScored | None) -> OnScored:
-        return FailAtStep(step, step_hook(config, run_dir, then) if step_hook is not None else then)
-
-    return hook
-
-
-def stored_step_hook(config: RunConfig, run_dir: Path, step_hook: StepHookFactory) -> Callable[[int], None]:
-    """A launched run's steps, handed to `step_hook` from the store once the main rank has written each."""
-    hook = step_hook(config, run_dir, None)
-    store = RolloutStore(run_dir, config.training.num_generations)
-
-    def on_step(step: int) -> None:
-        prompts, completions, parts = store.step(step)
-        hook(prompts, completions, parts, {"trainer_state": SimpleNamespace(global_step=step - 1)})
-
-    return on_step
-
-
-def train_here(
-    config: RunConfig,
-    run_dir: Path,
-    resume: bool,
-    echo: Echo,
-    fan_out: FanOut | None,
-    step_hook: StepHookFactory | None,
-) -> dict[str, Path]:
-    """`train` in this process (one of a launched run's ranks, or the only one)."""
-    processes = process_state()
-    checkpoint = resume_point(run_dir, resume)  # every process decides the same, so all refuse or none does
-    # Every process pins the same revision (a read-only hash); a resume against a changed pool is refused by all.
-    config = pin_pool_revision(config, run_dir / "config.yaml" if checkpoint is not None else None)
-    refuse_repaint_in_processes(config, processes.num_processes)
-    config = with_warm_start(config, run_dir, processes, echo)
-    if processes.is_main_process:
-        forget_steps_after(run_dir, checkpoint)
-        config.save(run_dir / "config.yaml")
-    processes.wait_for_everyone()  # nobody records a step before the main process forgot the ones to redo
-    trainer = build_trainer(config, run_dir, echo=echo, fan_out=fan_out, step_hook=step_hook)
-    try:
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
-    finally:
-        close_reward(trainer)
-    # A collective under FSDP (the shards are gathered), the model's own state dict otherwise: every process calls it.
-    state_dict = trainer.accelerator.get_state_dict(trainer.model)
-    if not processes.is_main_process:
-        return {}
-    adapter = export_adapter(
-        trainer,
-        run_dir / ADAPTER_DIR,
-        base_model=config.training.model,
-        config_name=config.name,
-        state_dict=state_dict,
-    )
-    store = RolloutStore(
-        run_dir, config.training.num_generations, preset=config.name, pool_revision=config.pool_revision
-    )
-    gallery = write_gallery(
-        gallery_items(store.rows(), run_dir / GALLERY_DIR, run_dir),
-        run_dir / GALLERY_DIR,
-        f"{config.name}: {run_dir.name}",
-    )
-    return {
-        "config": run_dir / "config.yaml",
-        "curves": CurvesFile(run_dir).path,
-        "rollouts": store.root,
-        "checkpoints": run_dir / CHECKPOINTS_DIR,
-        "adapter": adapter,
-        "gallery": gallery,
-    }
