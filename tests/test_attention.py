@@ -4,6 +4,7 @@ attention over the written cache blocks only: the same values, without reading t
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import pytest
@@ -77,24 +78,29 @@ def test_a_training_forward_goes_through_the_stock_sdpa_function() -> None:
     )
 
 
-def test_generation_with_packed_attention_samples_the_same_tokens() -> None:
+def assert_same_generation(switch: Callable[[torch.nn.Module], list[str]], **extra: object) -> None:
+    """A tiny Qwen3 decodes greedily with a static cache, stock and switched by `switch`: the same tokens and logits."""
     torch.manual_seed(0)
     config = Qwen3Config(
         hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2,
         head_dim=16, vocab_size=300, max_position_embeddings=512,
     )  # fmt: skip
     stock = Qwen3ForCausalLM(config).eval()
-    packed = copy.deepcopy(stock)
-    assert use_packed_gqa(packed) == ["Qwen3Config"]
+    switched = copy.deepcopy(stock)
+    assert switch(switched) == ["Qwen3Config"]
     ids = torch.randint(0, 300, (3, 20))
     mask = torch.ones_like(ids)
     mask[0, :5] = 0
     settings = dict(max_new_tokens=12, do_sample=False, cache_implementation="static", output_logits=True)
     with torch.no_grad():
         a = stock.generate(ids, attention_mask=mask, return_dict_in_generate=True, **settings)
-        b = packed.generate(ids, attention_mask=mask, return_dict_in_generate=True, **settings)
+        b = switched.generate(ids, attention_mask=mask, return_dict_in_generate=True, **settings, **extra)
     assert torch.equal(a.sequences, b.sequences)
     assert all(torch.allclose(x, y, atol=1e-5) for x, y in zip(a.logits, b.logits, strict=True))
+
+
+def test_generation_with_packed_attention_samples_the_same_tokens() -> None:
+    assert_same_generation(use_packed_gqa)
 
 
 def test_written_only_attention_gives_the_packed_values_and_lists_only_the_written_blocks() -> None:
@@ -137,24 +143,13 @@ def test_generation_with_written_only_attention_samples_the_same_tokens(monkeypa
         return written_blocks(mask, block)
 
     monkeypatch.setattr(attention, "written_blocks", seen)
-    torch.manual_seed(0)
-    config = Qwen3Config(
-        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2,
-        head_dim=16, vocab_size=300, max_position_embeddings=512,
-    )  # fmt: skip
-    stock = Qwen3ForCausalLM(config).eval()
-    written = copy.deepcopy(stock)
-    assert use_packed_gqa(written, written_only=True) == ["Qwen3Config"]
-    assert written.config._attn_implementation == WRITTEN_ONLY
-    ids = torch.randint(0, 300, (3, 20))
-    mask = torch.ones_like(ids)
-    mask[0, :5] = 0
-    settings = dict(max_new_tokens=12, do_sample=False, cache_implementation="static", output_logits=True)
-    with torch.no_grad():
-        a = stock.generate(ids, attention_mask=mask, return_dict_in_generate=True, **settings)
-        b = written.generate(ids, attention_mask=mask, return_dict_in_generate=True, max_cache_len=256, **settings)
-    assert torch.equal(a.sequences, b.sequences)
-    assert all(torch.allclose(x, y, atol=1e-5) for x, y in zip(a.logits, b.logits, strict=True))
+
+    def written_only(model: torch.nn.Module) -> list[str]:
+        switched = use_packed_gqa(model, written_only=True)
+        assert model.config._attn_implementation == WRITTEN_ONLY
+        return switched
+
+    assert_same_generation(written_only, max_cache_len=256)
     # Every decode step after the prompt's (11 of them) went through the block mask, in both layers.
     assert masks == [(3, 1, 1, 256)] * 11 * 2
 

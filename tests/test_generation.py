@@ -157,20 +157,15 @@ def test_a_rollout_of_compiled_shapes_skips_the_guards_and_a_new_one_compiles_gu
         torch._dynamo.reset()
 
 
-def test_guards_are_skipped_only_where_the_decode_step_is_compiled() -> None:
-    assert resolve(TrainingSettings(), cuda=True).skip_guards is True
-    assert resolve(TrainingSettings(), cuda=False).skip_guards is False
-    assert resolve(TrainingSettings(generation_skip_guards=False), cuda=True).skip_guards is False
-    eager_static = TrainingSettings(generation_cache="static", generation_compile=False, generation_skip_guards=True)
-    assert resolve(eager_static, cuda=True).skip_guards is False
-
-
-def test_written_only_attention_is_planned_only_where_the_decode_step_is_compiled() -> None:
-    assert resolve(TrainingSettings(), cuda=True).written_only is True
-    assert resolve(TrainingSettings(), cuda=False).written_only is False
-    assert resolve(TrainingSettings(generation_written_only=False), cuda=True).written_only is False
-    eager_static = TrainingSettings(generation_cache="static", generation_compile=False, generation_written_only=True)
-    assert resolve(eager_static, cuda=True).written_only is False
+@pytest.mark.parametrize(
+    ("field", "planned"), [("generation_skip_guards", "skip_guards"), ("generation_written_only", "written_only")]
+)
+def test_a_decode_step_lever_is_planned_only_where_the_decode_step_is_compiled(field: str, planned: str) -> None:
+    assert getattr(resolve(TrainingSettings(), cuda=True), planned) is True
+    assert getattr(resolve(TrainingSettings(), cuda=False), planned) is False
+    assert getattr(resolve(TrainingSettings(**{field: False}), cuda=True), planned) is False
+    eager_static = TrainingSettings(generation_cache="static", generation_compile=False, **{field: True})
+    assert getattr(resolve(eager_static, cuda=True), planned) is False
 
 
 @pytest.mark.browser
