@@ -90,7 +90,7 @@ images: setup
 # OpenEnv's runtime lane passes on it, the scorer image imports HPSv3 and scores through its stand-in. Not part of
 # `make test`: docs/openenv.md says why and what it measured.
 test-images: images
-	$(VENV)/bin/python -m pytest -q -m container tests/test_images.py
+	$(VENV)/bin/python -m pytest -q -m container tests/operations/test_images.py
 
 # A local Prefect server (127.0.0.1:4200, state in .prefect/), the local-process pool, the `judge` limit, the
 # deployments of prefect.yaml and a worker. Then: `prefect deployment run train/smoke`.

@@ -12,7 +12,7 @@ size.
     python -m bench.memory -- train --preset smoke --steps 1 --run-dir runs/memory
     python -m bench.memory --json OUT.json -- demo --smoke  # also writes the table's numbers
 
-`--bound-gb X` exits 1 when that largest process went past X GB (the check `tests/test_memory.py` runs).
+`--bound-gb X` exits 1 when that largest process went past X GB (the check `tests/bench/test_memory.py` runs).
 """
 
 from __future__ import annotations

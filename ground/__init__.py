@@ -2,5 +2,5 @@
 
 The prompt and its allowlist, sketch parsing and the JavaScript scope rules, the wire and record types, the
 settings each layer takes (and the run configuration that holds them), the subjects' palettes, the reference pool's
-records and atomic files. Every other floor stands on it (tests/test_import_graph.py keeps it so).
+records and atomic files. Every other floor stands on it (tests/house/test_import_graph.py keeps it so).
 """

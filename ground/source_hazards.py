@@ -1,7 +1,7 @@
 """Source text on which tree-sitter and V8 may read different programs, so the static check would judge one
 program while Chromium runs another.
 
-Measured against Node 20's V8 (tests/test_v8_parse.py): V8 ends a `//` comment at a bare CR, U+2028 or U+2029
+Measured against Node 20's V8 (tests/ground/test_v8_parse.py): V8 ends a `//` comment at a bare CR, U+2028 or U+2029
 and treats `<!--` anywhere and `-->` at a line's start as comments (HTML-like comments, Annex B), while
 tree-sitter reads `a <!-- b` as `a < !(--b)`. Invisible characters (other control characters, format characters
 such as a zero-width joiner or a byte-order mark, spaces other than U+0020, unpaired surrogates) are where two

@@ -2,7 +2,7 @@
 
 Each rollout is one session: `reset(seed, step, subject)` (the group seed the TRL adapter derived, so the server draws
 the judge's references as the engine in process would), one `step` with the completion, the observation's parts back.
-So a run scored this way gets the rewards it would get in process, for the same seeds (tests/test_scoring_routes.py
+So a run scored this way gets the rewards it would get in process, for the same seeds (tests/scoring/test_scoring_routes.py
 holds it to that), while the rendering happens wherever the server runs. A prefetch paints the rollout's session
 ahead and keeps the answer for the batch's `score`, which takes it instead of painting again; a prefetch that could
 not reach the server records nothing, and `score` tries again. A rollout the server could not be reached for, after

@@ -10,6 +10,8 @@ import tempfile
 import pytest
 import pytest_asyncio
 
+from tests.servers.hub import HUB_TOKEN
+
 
 # Two torch threads on a 2-core box ran 8x slower than one; Chromium competes for the same cores.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -19,9 +21,6 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 if "WATERCOLOUR_CACHE" not in os.environ:
     os.environ["WATERCOLOUR_CACHE"] = tempfile.mkdtemp(prefix="watercolour-cache-")
     atexit.register(shutil.rmtree, os.environ["WATERCOLOUR_CACHE"], ignore_errors=True)
-
-
-HUB_TOKEN = "hf_secret_never_logged"
 
 
 @pytest.fixture

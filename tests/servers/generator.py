@@ -12,7 +12,7 @@ import itertools
 import threading
 
 from ground.reference_pool import BUNDLED_POOL
-from servers.loopback import LoopbackServer, Reply, Request
+from tests.servers.loopback import LoopbackServer, Reply, Request
 
 
 CRITIQUE = "The petals are too uniform; let the second wash bleed further and leave more white paper."

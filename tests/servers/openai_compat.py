@@ -11,7 +11,7 @@ import base64
 import json
 from collections.abc import Callable
 
-from servers.loopback import Handler, LoopbackServer, Reply, Request, failing_first
+from tests.servers.loopback import Handler, LoopbackServer, Reply, Request, failing_first
 
 
 Rule = Callable[[bytes, bytes], str]  # (image A, image B) -> the reply's message content

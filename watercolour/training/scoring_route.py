@@ -9,7 +9,7 @@ scorer the run configuration chooses.
 
 The fan-out is passed in rather than imported: it lives with the Prefect tasks, on a floor above this one, and only
 exists inside a Prefect run. Every route gets the same adapter: early scoring (`prefetch`), the subject, the group
-seeds, the dead letters, the same parts for the same completion (tests/test_scoring_routes.py). A policy named by its
+seeds, the dead letters, the same parts for the same completion (tests/scoring/test_scoring_routes.py). A policy named by its
 published shape (`shape:...`, a rehearsal) is scored on the bundled pool's sketches (`watercolour.rehearsal`).
 """
 

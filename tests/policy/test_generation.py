@@ -1,0 +1,205 @@
+"""Generation settings: how they resolve per device, what they hand TRL, and the hook lifted for compilation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from pydantic import ValidationError
+from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+from ground.run_config import TrainingSettings
+from watercolour.policy.generation import (
+    GenerationPlan,
+    UnguardedDecode,
+    enable_compile,
+    grpo_kwargs,
+    input_grad_hooks_paused,
+    resolve,
+    rollout_key,
+)
+
+
+def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu() -> None:
+    training = TrainingSettings()
+    # No prompt padding by default: left padding under the compiled decode step sampled from NaN probabilities on
+    # the H200 (docs/gpu.md).
+    assert resolve(training, cuda=True) == GenerationPlan(
+        cache="static",
+        compile=True,
+        pad_multiple=None,
+        early_scoring=True,
+        merge_adapter=True,
+        packed_gqa=True,
+        grouped_experts=True,
+        skip_guards=True,
+        written_only=True,
+    )
+    assert resolve(training, cuda=False) == GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
+    assert grpo_kwargs(resolve(training, cuda=False)) == {"cache_implementation": None, "pad_to_multiple_of": None}
+    assert grpo_kwargs(resolve(training, cuda=True)) == {"cache_implementation": "static", "pad_to_multiple_of": None}
+    padded = TrainingSettings(prompt_pad_multiple=64)
+    assert grpo_kwargs(resolve(padded, cuda=True)) == {"cache_implementation": "static", "pad_to_multiple_of": 64}
+    assert resolve(padded, cuda=False).pad_multiple is None  # padding only serves compiled graphs
+
+
+def test_explicit_settings_win_over_the_device() -> None:
+    eager_static = TrainingSettings(generation_cache="static", generation_compile=False)
+    # Outside compilation transformers packs grouped queries itself: no packed attention is planned.
+    assert resolve(eager_static, cuda=True) == GenerationPlan(
+        cache="static", compile=False, pad_multiple=None, early_scoring=True, merge_adapter=True
+    )
+    assert resolve(TrainingSettings(generation_merge_adapter=False), cuda=True).merge_adapter is False
+    assert resolve(TrainingSettings(generation_merge_adapter=True), cuda=False).merge_adapter is True
+    assert resolve(TrainingSettings(generation_packed_gqa=False), cuda=True).packed_gqa is False
+    assert resolve(TrainingSettings(generation_grouped_experts=False), cuda=True).grouped_experts is False
+    assert resolve(TrainingSettings(early_scoring=False), cuda=True).early_scoring is False
+    assert resolve(TrainingSettings(early_scoring=True), cuda=False).early_scoring is True
+    default_path = TrainingSettings(generation_cache="dynamic")
+    assert resolve(default_path, cuda=True).compile is False
+    with pytest.raises(ValidationError, match="generation_compile needs"):
+        TrainingSettings(generation_cache="dynamic", generation_compile=True)
+
+
+def test_enable_compile_lifts_trls_disable_flag_only_when_planned() -> None:
+    trainer = SimpleNamespace(generation_config=GenerationConfig(disable_compile=True))
+    enable_compile(trainer, GenerationPlan(cache="static", compile=False, pad_multiple=None))
+    assert trainer.generation_config.disable_compile is True
+    enable_compile(trainer, GenerationPlan(cache="static", compile=True, pad_multiple=64))
+    assert trainer.generation_config.disable_compile is False
+    assert trainer.generation_config.compile_config.mode == "reduce-overhead"
+
+
+def _hook_count(model: torch.nn.Module) -> int:
+    return sum(len(module._forward_hooks) for module in model.modules())
+
+
+def test_every_require_grads_hook_is_lifted_for_the_rollout_and_put_back() -> None:
+    # torch 2.11 (the GPU image) breaks the compiled graph at this hook; torch 2.13 here traces it, so the test
+    # checks what the pause does (every copy gone, a one-graph compile, all restored), not torch's behaviour.
+    config = LlamaConfig(
+        vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2
+    )
+    model = LlamaForCausalLM(config)
+    # Registered twice, as PEFT/TRL and gradient checkpointing do; only the last is remembered by transformers.
+    model.enable_input_require_grads()
+    model.enable_input_require_grads()
+    assert _hook_count(model) == 2
+    ids = torch.tensor([[1, 2, 3]])
+
+    def forward(input_ids: torch.Tensor) -> torch.Tensor:
+        return model(input_ids=input_ids).logits
+
+    with torch.no_grad():
+        with input_grad_hooks_paused(model):
+            assert _hook_count(model) == 0
+            torch.compile(forward, backend="eager", fullgraph=True)(ids)
+    torch._dynamo.reset()
+    assert _hook_count(model) == 2
+    with input_grad_hooks_paused(model, paused=False):
+        assert _hook_count(model) == 2
+
+
+def test_the_trainers_arguments_keep_trls_default_path_on_cpu(tmp_path: Path) -> None:
+    from deployments.presets import load_config
+    from watercolour.training.trainer import grpo_args
+
+    args = grpo_args(load_config("smoke"), tmp_path)
+    assert args.cache_implementation is None and args.pad_to_multiple_of is None
+    static = grpo_args(load_config("smoke", {"training.generation_cache": "static"}), tmp_path)
+    assert static.cache_implementation == "static" and static.pad_to_multiple_of is None
+
+
+FACTOR = 1  # a global the compiled function reads: dynamo guards on its value
+
+
+def scaled(x: torch.Tensor) -> torch.Tensor:
+    return x * FACTOR
+
+
+def test_a_rollout_of_compiled_shapes_skips_the_guards_and_a_new_one_compiles_guarded() -> None:
+    global FACTOR
+    unguarded = UnguardedDecode()
+    step = torch.compile(scaled, backend="eager", dynamic=False)
+    x = torch.ones(3)
+    key = rollout_key([[1, 2, 3], [4, 5]], max_new_tokens=64, pad_multiple=None)
+    assert key == (2, 3, 64, 66)
+    assert rollout_key([[1, 2, 3], [4, 5]], 64, pad_multiple=8) == (2, 8, 64, 71)
+    assert rollout_key([[1, 2, 3], [4, 5]], 64, pad_multiple=8, cache_len=128) == (2, 8, 64, 128)
+    assert rollout_key([[1, 2, 3], [4, 5]], 64, pad_multiple=8, cache_len=128, cache_floor=512) == (2, 8, 64, 512)
+    try:
+        with unguarded(key) as skipped:
+            assert skipped is False
+            assert step(x).tolist() == [1.0, 1.0, 1.0]
+        FACTOR = 2
+        with unguarded(key) as skipped:
+            # The guards would see the new value and recompile; skipped, the graph traced for this key runs.
+            assert skipped is True
+            assert step(x).tolist() == [1.0, 1.0, 1.0]
+        with unguarded((2, 4, 64, 67)) as skipped:
+            assert skipped is False  # new shapes: guarded, so the change is seen
+            assert step(x).tolist() == [2.0, 2.0, 2.0]
+        FACTOR = 3
+        assert step(x).tolist() == [3.0, 3.0, 3.0]  # the guards are back after a rollout
+        with pytest.raises(RuntimeError), unguarded((1, 1, 1, 1)):
+            raise RuntimeError("the rollout failed")
+        assert (1, 1, 1, 1) not in unguarded.compiled  # a failed rollout compiled nothing to trust
+        with pytest.raises(RuntimeError), unguarded(key):
+            raise RuntimeError("the rollout failed")
+        FACTOR = 4
+        assert step(x).tolist() == [4.0, 4.0, 4.0]  # ... and after one that failed unguarded
+    finally:
+        FACTOR = 1
+        torch._dynamo.reset()
+
+
+@pytest.mark.parametrize(
+    ("field", "planned"), [("generation_skip_guards", "skip_guards"), ("generation_written_only", "written_only")]
+)
+def test_a_decode_step_lever_is_planned_only_where_the_decode_step_is_compiled(field: str, planned: str) -> None:
+    assert getattr(resolve(TrainingSettings(), cuda=True), planned) is True
+    assert getattr(resolve(TrainingSettings(), cuda=False), planned) is False
+    assert getattr(resolve(TrainingSettings(**{field: False}), cuda=True), planned) is False
+    eager_static = TrainingSettings(generation_cache="static", generation_compile=False, **{field: True})
+    assert getattr(resolve(eager_static, cuda=True), planned) is False
+
+
+@pytest.mark.browser
+def test_a_compiled_plan_sizes_the_cache_in_blocks_and_skips_guards_from_the_second_rollout(tmp_path: Path) -> None:
+    """The compiled plan's levers as the trainer applies them, on CPU (where transformers compiles nothing, so the
+    decode steps run eagerly through the same code): written-only attention with a cache of whole blocks, and the
+    second rollout of the same shapes called under the skipped guards."""
+    import os
+
+    from deployments.presets import load_config
+    from tests.models import tiny_smoke_overrides
+    from watercolour.policy.attention import KV_BLOCK, WRITTEN_ONLY
+    from watercolour.training.trainer import build_trainer, close_reward
+
+    os.environ.setdefault("TRACKIO_DIR", str(tmp_path / "trackio"))
+    compiled = {"training.generation_cache": "static", "training.generation_compile": True}
+    trainer = build_trainer(load_config("smoke", tiny_smoke_overrides(tmp_path, 2, 2, **compiled)), tmp_path, False)
+    assert trainer.unguarded_decode is not None and trainer.cache_block == KV_BLOCK
+    assert trainer.model.config._attn_implementation == WRITTEN_ONLY
+    skipped: list[bool] = []
+
+    class Watched(UnguardedDecode):
+        @contextmanager
+        def __call__(self, key: tuple[int, ...]) -> Iterator[bool]:
+            with super().__call__(key) as skip:
+                skipped.append(skip)
+                yield skip
+
+    trainer.unguarded_decode = unguarded = Watched()
+    try:
+        trainer.train()
+    finally:
+        close_reward(trainer)
+    assert skipped == [False, True]
+    (key,) = unguarded.compiled
+    cache = trainer.model._previous_max_cache_length
+    assert cache % KV_BLOCK == 0 and cache == key[3] >= key[1] + key[2]

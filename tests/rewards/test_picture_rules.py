@@ -1,0 +1,63 @@
+"""The picture's own gate checks against real renders: no seed-pool painting is read as text or as a dark ground.
+
+The refusals themselves are gate fixtures (`watercolour/fixtures/gate/text_*.js`, `dark_ground.js`), rendered and gated
+in tests/rewards/test_gate.py; here are the paintings that must keep passing, and the fault when Tesseract is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from ground.reference_pool import load_pool
+from rewards import picture_rules
+
+
+POOL = load_pool()
+
+
+@pytest.mark.parametrize("reference", POOL, ids=[reference.name for reference in POOL])
+def test_no_seed_pool_painting_is_read_as_text_or_as_a_dark_ground(reference):
+    assert picture_rules.dark_ground(reference.png) == []
+    assert asyncio.run(picture_rules.painted_text(reference.png)) == []
+
+
+def test_without_tesseract_the_text_check_names_the_fix(monkeypatch):
+    # The gate turns this into RendererUnavailable: a dead letter, never a painting passed unread.
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(picture_rules, "READER", picture_rules.TextReader())
+    with pytest.raises(picture_rules.TextReaderMissing, match="make setup"):
+        asyncio.run(picture_rules.painted_text(POOL[0].png))
+
+
+def lettered(word: str) -> bytes:
+    """Cream paper with `word` in large dark letters, as a PNG."""
+    image = Image.new("RGB", (600, 600), "#f6f0e4")
+    ImageDraw.Draw(image).text((60, 220), word, fill="#2a2a6a", font=ImageFont.load_default(size=150))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def test_pictures_gated_together_are_read_in_one_run_each_with_its_own_words(monkeypatch):
+    pictures = (
+        [reference.png for reference in POOL[:6]] + [lettered("LOVE")] + [reference.png for reference in POOL[6:9]]
+    )
+    alone = []
+    for png in pictures:
+        monkeypatch.setattr(picture_rules, "READER", picture_rules.TextReader())
+        alone.append(asyncio.run(picture_rules.painted_text(png)))
+    assert [bool(found) for found in alone] == [False] * 6 + [True] + [False] * 3 and "LOVE" in alone[6][0]
+    reader = picture_rules.TextReader()
+    monkeypatch.setattr(picture_rules, "READER", reader)
+
+    async def together():
+        return await asyncio.gather(*(picture_rules.painted_text(png) for png in pictures))
+
+    assert asyncio.run(together()) == alone
+    assert reader.runs == 1
+    # Read again (a prefetch, then the step's score): from the reader's cache, no new run.
+    assert asyncio.run(together()) == alone and reader.runs == 1
