@@ -5,14 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import math
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
 import pytest
@@ -20,42 +13,13 @@ import pytest
 from rewards.aesthetic import AestheticSettings, HPSv3Scorer, hps_score
 from rewards.errors import ServiceUnavailable
 from tests.servers.images import blank, layered_wash, solid
-
-
-SPACE = Path(__file__).resolve().parents[2] / "scorer_space"
-
-
-@contextmanager
-def serve(model: str) -> Iterator[str]:
-    """Start the Space's app in its own process, as the Space does, and yield its base URL once /health answers."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(port)]
-    env = {**os.environ, "WATERCOLOUR_SCORER_MODEL": model}
-    process = subprocess.Popen(command + ["--log-level", "warning"], cwd=SPACE, env=env, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                health = httpx.get(url + "/health", timeout=1).json()
-                if health["loaded"] or health["error"]:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "the scorer app did not start"
-            time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+from tests.servers.scorer_space import serve_scorer_space
 
 
 @pytest.fixture(scope="module")
 def space() -> Iterator[str]:
-    with serve("standin") as url:
-        yield url
+    with serve_scorer_space("standin") as running:
+        yield running.url
 
 
 def b64(png: bytes) -> str:
@@ -105,7 +69,8 @@ async def test_the_hpsv3_client_scores_batches_through_the_real_app_in_order(spa
 
 
 async def test_a_model_that_failed_to_load_is_unavailable_to_the_client():
-    with serve("no-such-model") as url:
+    with serve_scorer_space("no-such-model") as running:
+        url = running.url
         health = httpx.get(url + "/health").json()
         assert not health["loaded"] and "no-such-model" in health["error"]
         scorer = HPSv3Scorer(AestheticSettings(backend="hpsv3", url=url, attempts=2, backoff_s=0.01))

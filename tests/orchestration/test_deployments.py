@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from tasks.observe import artifact_key
-from tests.servers.prefect import ROOT, LocalPrefect, free_port
+from tests.servers.loopback import free_port
+from tests.servers.prefect import ROOT, LocalPrefect
 
 
 pytestmark = pytest.mark.slow

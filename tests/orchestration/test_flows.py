@@ -5,15 +5,10 @@ scorer Space's own app with its stand-in model under uvicorn, headless Chromium,
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from prefect import flow
 from prefect.client.orchestration import get_client
@@ -24,6 +19,7 @@ from rewards.scoring.composite import CompositeReward
 from rewards.scoring.engine_thread import close_engine_thread
 from tasks.fanout import FannedScorer, FanOutSettings, StepState, make_task_runner
 from tasks.observe import StepReporter
+from tests.servers.scorer_space import serve_scorer_space
 from watercolour.run_records.curves import CurvesFile
 
 
@@ -34,22 +30,8 @@ SPACE = "painter/watercolour-hpsv3"
 @pytest.fixture
 def scorer():
     """The scorer Space's app with its stand-in model, under uvicorn; `scorer.kill()` takes it down mid-test."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {**os.environ, "WATERCOLOUR_SCORER_MODEL": "standin"}
-    command = [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(command, cwd=ROOT / "scorer_space", env=env, stderr=subprocess.DEVNULL)
-    process.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
-    for _ in range(200):
-        try:
-            if httpx.get(process.url + "/health", timeout=1).json()["loaded"]:  # type: ignore[attr-defined]
-                break
-        except httpx.TransportError:
-            time.sleep(0.1)
-    yield process
-    process.kill()
-    process.wait()
+    with serve_scorer_space("standin") as running:
+        yield running
 
 
 def space_overrides(hub, scorer) -> dict:
@@ -109,7 +91,6 @@ def test_a_dead_scorer_turns_rollouts_into_dead_letters_and_the_step_goes_on(
             reward = CompositeReward(fanned, StepReporter(config.name, tmp_path, 2))
             first = asyncio.run(reward(["p"] * 3, batch, trainer_state=StepState(0)))
             scorer.kill()
-            scorer.wait()
             second = asyncio.run(
                 reward(
                     ["p"] * 3,

@@ -6,12 +6,13 @@ worker and the server are gone. A real server and worker on a free port with a t
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.servers.loopback import free_port
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,9 +29,7 @@ def alive(pid: int) -> bool:
 
 
 def test_the_local_stack_restarts_a_worker_whose_environment_changed_and_stops_cleanly(tmp_path):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     home = tmp_path / "prefect-home"
     base = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "WATERCOLOUR_", "PREFECT_"))}
     base.update(PREFECT_HOME=str(home), PREFECT_LOCAL_PORT=str(port), HF_HUB_OFFLINE="1")

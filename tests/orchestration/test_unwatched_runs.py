@@ -20,7 +20,8 @@ import pytest
 
 from deployments.presets import load_config
 from tests.models import tiny_sketcher
-from tests.servers.prefect import LocalPrefect, free_port
+from tests.servers.loopback import free_port
+from tests.servers.prefect import LocalPrefect
 from watercolour.rehearsal.services import SPACE_REPO, TOKEN, TOKEN_ENV, stand_ins
 from watercolour.run_records.rollout_store import RolloutStore
 

@@ -25,7 +25,8 @@ import pytest
 
 from ground.reference_pool import BUNDLED_POOL
 from tests.servers.generator import critic_server, writer_server
-from tests.servers.prefect import ROOT, LocalPrefect, free_port
+from tests.servers.loopback import free_port
+from tests.servers.prefect import ROOT, LocalPrefect
 from watercolour.rehearsal.hub import HubLoopback
 
 

@@ -6,7 +6,6 @@ import asyncio
 import base64
 import math
 import pickle
-import socket
 import time
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from rewards.aesthetic import AestheticSettings, HPSv3Scorer, hps_score, make_scorer
 from rewards.errors import ServiceUnavailable
 from tests.servers.images import blank, flat_blob, layered_wash, solid, width_of
-from tests.servers.loopback import LoopbackServer, Reply, Request, failing_first
+from tests.servers.loopback import LoopbackServer, Reply, Request, failing_first, free_port
 
 
 FAST = {"attempts": 3, "backoff_s": 0.01, "timeout_s": 2.0}
@@ -91,9 +90,7 @@ async def test_hpsv3_client_honours_retry_after_on_429():
 
 
 async def test_hpsv3_client_fails_fast_when_the_service_is_down():
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nothing listens on it
     started = time.monotonic()
     with pytest.raises(ServiceUnavailable) as failure:
         await hpsv3(f"http://127.0.0.1:{port}", attempts=2).score([solid(20)])

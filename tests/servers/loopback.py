@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,13 @@ class Request:
 
 
 Handler = Callable[[Request], Reply]
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on now: for a server started in another process, or a service that is down."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 class LoopbackServer:

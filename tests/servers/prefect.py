@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -16,12 +15,6 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFECT = str(ROOT / ".venv" / "bin" / "prefect")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class LocalPrefect:
