@@ -94,7 +94,14 @@ def run_cell(
     from bench.gpu.checks import logprob_check
     from bench.gpu.profile import decode_profile, record_update_batch, update_profile
     from bench.gpu.scoring import alternate_early_scoring, force_lengths
-    from bench.gpu.step import bench_config, checkpoint_recorder, make_trainer, spread_reward, step_recorder
+    from bench.gpu.step import (
+        bench_config,
+        checkpoint_recorder,
+        make_trainer,
+        spread_reward,
+        step_recorder,
+        update_kernel,
+    )
     from rewards.scoring.composite import CompositeReward
     from rewards.scoring.scoring_engine import ScoringEngine
     from watercolour.rehearsal.shapes import build_model, shape_tokenizer
@@ -132,16 +139,17 @@ def run_cell(
         step_recorder(trainer, partial(emit_step, emit, cell))
         update_batch = record_update_batch(trainer)
         hard_stop(trainer, deadline)
-        try:
-            trainer.train()
-        finally:
-            close_reward(trainer)
-        if first_fast and args.check:
-            emit({**cell, "check": logprob_check(trainer, generations)})
-        # Every compiled path is profiled, so levers compare part by part; the update only where it is timed whole.
-        if path != "default" and args.profile:
-            emit({**cell, "profile": decode_profile(trainer, generations, args.out, path)})
-            emit({**cell, "update_profile": update_profile(trainer, update_batch, args.out, path)})
+        with update_kernel(path):
+            try:
+                trainer.train()
+            finally:
+                close_reward(trainer)
+            if first_fast and args.check:
+                emit({**cell, "check": logprob_check(trainer, generations)})
+            # Every compiled path is profiled, so levers compare part by part; the update only where it is timed whole.
+            if path != "default" and args.profile:
+                emit({**cell, "profile": decode_profile(trainer, generations, args.out, path)})
+                emit({**cell, "update_profile": update_profile(trainer, update_batch, args.out, path)})
         del trainer, model
         gc.collect()
         torch._dynamo.reset()

@@ -7,7 +7,10 @@ float32 through transformers' torch implementation of the chunked gated delta ru
 bf16 and is compared with it, output and every gradient (the input's and each parameter's), by relative error
 ||x - ref|| / ||ref||:
 
-- `torch`: transformers' reference in bf16 (what `fla-rollouts` trains with; its own error is bf16's);
+- `torch`: the project's torch implementation in bf16 (`watercolour/policy/gated_delta_rule.py`, what the routes
+  `torch` and `fla-rollouts` train with; its own error is bf16's);
+- `transformers' reference`: transformers' torch implementation in bf16, the one the project's replaces, as the
+  baseline of the same run;
 - `fla`: fla's kernels as fla dispatches them here (its TileLang backend where it is installed);
 - `fla, Triton backward forced`: fla's Triton kernel with fla's refusal lifted, on a machine where fla refuses it
   (Hopper, Triton < 3.7.1), to show what the refusal guards against; never used by training.
@@ -16,8 +19,9 @@ The `torch` route in bf16 is autograd through the exact operations with bf16 inp
 own (a per-head gradient summed over every position, such as `dt_bias`'s or `A_log`'s, cancels and can land between
 1e-2 and 0.2), and it passes when every error is under `BF16_CEILING`, which only a broken computation crosses (a
 kernel that drops a gradient is at 1.0). Another route passes when each tensor's error is at most `SLACK` times the
-bf16 torch route's error on that tensor, or under `TOLERANCE`. Rows go to OUT/linear_attention.jsonl as they are
-measured.
+bf16 torch route's error on that tensor, or under `TOLERANCE`. Each row also counts the aten operations one forward +
+backward runs, views left out (`ops`): on a GPU each is a kernel launched from Python, which is what held the update
+on the torch routes. Rows go to OUT/linear_attention.jsonl as they are measured.
 
     python -m bench.gpu.linear_attention --tokens 9092 --out DIR       # 900 prompt + 8,192 completion tokens
 """
@@ -25,6 +29,7 @@ measured.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import copy
 import json
@@ -152,10 +157,14 @@ def timed(run: Callable[[], Any], repeats: int, cuda: bool) -> tuple[float, floa
 
 def routes(cuda: bool) -> list[tuple[str, Callable[[], contextlib.AbstractContextManager[Any]]]]:
     """(name, context that selects the route) for every route this machine can run."""
+    from watercolour.policy.gated_delta_rule import chunk_gated_delta_rule
     from watercolour.policy.linear_attention import fla_facts
 
     reference, dispatched = kernels()
-    found = [("torch", lambda: chunk_kernel(reference))]
+    found: list[tuple[str, Callable[[], contextlib.AbstractContextManager[Any]]]] = [
+        ("torch", lambda: chunk_kernel(chunk_gated_delta_rule)),
+        ("transformers' reference", lambda: chunk_kernel(reference)),
+    ]
     facts = fla_facts()
     if cuda and facts.fla:
         found.append(("fla", lambda: chunk_kernel(dispatched)))
@@ -178,6 +187,23 @@ def forced_triton(function: Callable[..., Any]) -> Iterator[None]:
     finally:
         chunk_o.TRITON_ABOVE_3_7_1 = saved
         os.environ.pop("FLA_TILELANG") if tilelang is None else os.environ.__setitem__("FLA_TILELANG", tilelang)
+
+
+@contextlib.contextmanager
+def counted_ops() -> Iterator[collections.Counter[str]]:
+    """Counts the aten operations run inside, by name, views (which launch nothing) left out."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    counts: collections.Counter[str] = collections.Counter()
+
+    class Counting(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if not func.is_view:
+                counts[func.overloadpacket.__name__] += 1
+            return func(*args, **(kwargs or {}))
+
+    with Counting():
+        yield counts
 
 
 def conv_cost(layer: Any, x: Any, repeats: int, cuda: bool) -> float:
@@ -213,7 +239,8 @@ def measure(tokens: int, fields: dict[str, Any], repeats: int, emit: Callable[[d
         row: dict[str, Any] = {"route": name, "tokens": tokens}
         try:
             with select():
-                errors = relative_errors(forward_backward(layer, x.bfloat16(), upstream), reference)
+                with counted_ops() as ops:
+                    errors = relative_errors(forward_backward(layer, x.bfloat16(), upstream), reference)
                 seconds, peak = timed(lambda: forward_backward(layer, x.bfloat16(), upstream), repeats, cuda)
         except Exception as error:  # a route a library refuses here is a row of its own, with the library's words
             emit({**row, "refused": f"{type(error).__name__}: {telling_line(str(error))}"})
@@ -229,6 +256,7 @@ def measure(tokens: int, fields: dict[str, Any], repeats: int, emit: Callable[[d
                 "errors": {key: round(value, 6) for key, value in errors.items()},
                 "passes": passes(errors, bf16_errors if name != "torch" else None),
                 "fwd_bwd_s": round(seconds, 4),
+                "ops": sum(ops.values()),
                 "peak_gib": peak,
             }
         )
@@ -250,19 +278,19 @@ def telling_line(message: str) -> str:
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| route | tokens | passes | max rel. error (tensor) | fwd+bwd s, one layer | peak GiB |",
-        "|---|---|---|---|---|---|",
+        "| route | tokens | passes | max rel. error (tensor) | fwd+bwd s, one layer | aten ops | peak GiB |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         if "refused" in row:
-            lines.append(f"| {row['route']} | {row['tokens']} | refused: {row['refused']} | | | |")
+            lines.append(f"| {row['route']} | {row['tokens']} | refused: {row['refused']} | | | | |")
         elif "max_error" in row:
             lines.append(
                 f"| {row['route']} | {row['tokens']} | {'yes' if row['passes'] else '**no**'} | "
-                f"{row['max_error']:.2e} ({row['worst']}) | {row['fwd_bwd_s']} | {row['peak_gib']} |"
+                f"{row['max_error']:.2e} ({row['worst']}) | {row['fwd_bwd_s']} | {row['ops']} | {row['peak_gib']} |"
             )
         else:
-            lines.append(f"| {row['route']} | {row['tokens']} | | | {row['fwd_bwd_s']} | |")
+            lines.append(f"| {row['route']} | {row['tokens']} | | | {row['fwd_bwd_s']} | | |")
     return "\n".join(lines)
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,9 @@ PATHS: dict[str, dict[str, Any]] = {
     "fast-guarded": {"generation_cache": None, "generation_compile": None, "generation_skip_guards": False},
     # The defaults with the whole static cache read by every decode step (sdpa over all of it, the rest masked).
     "fast-full-cache": {"generation_cache": None, "generation_compile": None, "generation_written_only": False},
+    # The defaults with the update's Gated DeltaNet forwards through transformers' torch reference instead of the
+    # project's (`TRANSFORMERS_UPDATE`), where the route sends them to torch (fla absent, or wrong on this GPU).
+    "fast-reference-update": {"generation_cache": None, "generation_compile": None},
     # The defaults before those two levers.
     "fast-before": {
         "generation_cache": None,
@@ -42,6 +46,29 @@ PATHS: dict[str, dict[str, Any]] = {
         "generation_written_only": False,
     },
 }
+
+
+# Paths whose difference is in the bench's process, not in the run configuration.
+TRANSFORMERS_UPDATE = {"fast-reference-update"}
+
+
+@contextmanager
+def update_kernel(path: str) -> Iterator[None]:
+    """On a path of `TRANSFORMERS_UPDATE`, the forwards that record a gradient through the Gated DeltaNet layers run
+    transformers' reference (as the update did before the project's own); on any other, nothing changes."""
+    if path not in TRANSFORMERS_UPDATE:
+        yield
+        return
+    from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe as modeling
+
+    from watercolour.policy import linear_attention
+
+    saved = linear_attention.chunk_gated_delta_rule
+    linear_attention.chunk_gated_delta_rule = modeling.torch_chunk_gated_delta_rule.__wrapped__
+    try:
+        yield
+    finally:
+        linear_attention.chunk_gated_delta_rule = saved
 
 
 def spread_reward(prompts: list[Any], completions: list[Any], completion_ids: list[list[int]], **_: Any) -> list:

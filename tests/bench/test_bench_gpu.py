@@ -299,3 +299,40 @@ def test_a_refused_kernel_is_reported_by_its_compilers_error_line() -> None:
         telling_line("chunk_bwd_dqkwg produces incorrect results\nsee #640")
         == "chunk_bwd_dqkwg produces incorrect results"
     )
+
+
+def test_the_reference_update_path_sends_only_gradient_forwards_through_transformers_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch
+    from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe as modeling
+
+    from bench.gpu.linear_attention import TINY_LAYER, build_layer
+    from bench.gpu.step import update_kernel
+    from watercolour.policy import linear_attention
+    from watercolour.policy.gated_delta_rule import chunk_gated_delta_rule
+
+    monkeypatch.setattr(modeling, linear_attention.CHUNK_FUNCTION, modeling.torch_chunk_gated_delta_rule)
+    layer = build_layer(TINY_LAYER, "cpu", torch.float32)
+    route = linear_attention.route_gated_delta_rule(
+        torch.nn.Sequential(layer), linear_attention.KernelFacts(fla=False)
+    )
+    assert route == "torch"
+    routed, calls = modeling.torch_chunk_gated_delta_rule, []
+    reference = routed.__wrapped__
+
+    def spy(*args, **kwargs):  # transformers' reference, saying it was called
+        calls.append("reference")
+        return reference(*args, **kwargs)
+
+    monkeypatch.setattr(routed, "__wrapped__", spy)
+    x = torch.randn(1, 40, TINY_LAYER["hidden_size"])
+    with update_kernel("fast"):
+        layer(x).sum().backward()
+    assert calls == []
+    with update_kernel("fast-reference-update"):
+        with torch.no_grad():
+            layer(x)
+        layer(x).sum().backward()
+    assert calls == ["reference"]
+    assert linear_attention.chunk_gated_delta_rule is chunk_gated_delta_rule

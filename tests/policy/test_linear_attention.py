@@ -12,11 +12,13 @@ from transformers import Qwen3_5MoeForCausalLM, Qwen3_5MoeTextConfig
 from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe as modeling
 
 from bench.gpu import linear_attention as check
+from watercolour.policy import linear_attention
+from watercolour.policy.gated_delta_rule import chunk_gated_delta_rule
 from watercolour.policy.linear_attention import (
     CHUNK_FUNCTION,
     GatedDeltaBackwardUnavailable,
     KernelFacts,
-    ReferenceWhenTraining,
+    TorchWhenTraining,
     decide,
     route_gated_delta_rule,
 )
@@ -41,7 +43,7 @@ def test_the_route_follows_what_the_machine_has() -> None:
     assert decide(KernelFacts(fla=True, fla_backward_correct=False), has_layers=True) == "fla-rollouts"
 
 
-def test_where_fla_is_wrong_updates_take_the_reference_and_rollouts_keep_the_fast_kernel(
+def test_where_fla_is_wrong_updates_take_the_torch_implementation_and_rollouts_keep_the_fast_kernel(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls: list[str] = []
@@ -51,21 +53,40 @@ def test_where_fla_is_wrong_updates_take_the_reference_and_rollouts_keep_the_fas
         calls.append("fast")
         return reference(*args, **kwargs)
 
+    def torch_implementation(*args, **kwargs):
+        calls.append("torch")
+        return chunk_gated_delta_rule(*args, **kwargs)
+
     fast.__wrapped__ = reference
     monkeypatch.setattr(modeling, CHUNK_FUNCTION, fast)
+    monkeypatch.setattr(linear_attention, "chunk_gated_delta_rule", torch_implementation)
     model = tiny_moe()
     facts = KernelFacts(fla=True, fla_backward_correct=False)
     assert route_gated_delta_rule(model, facts) == "fla-rollouts"
     routed = getattr(modeling, CHUNK_FUNCTION)
-    assert isinstance(routed, ReferenceWhenTraining) and routed.fast is fast
+    assert isinstance(routed, TorchWhenTraining) and routed.fast is fast and routed.__wrapped__ is reference
     assert route_gated_delta_rule(model, facts) == "fla-rollouts" and getattr(modeling, CHUNK_FUNCTION) is routed
     ids = torch.randint(0, 64, (2, 9))
     with torch.no_grad():
         model(ids)
     assert calls == ["fast"]  # the one linear-attention layer, without a gradient: fla
     model(ids).logits.sum().backward()
-    assert calls == ["fast"]  # with one: the reference
+    assert calls == ["fast", "torch"]  # with one: the torch implementation
     assert model.model.layers[0].linear_attn.in_proj_qkv.weight.grad is not None
+
+
+def test_without_fla_every_forward_takes_the_torch_implementation(monkeypatch: pytest.MonkeyPatch) -> None:
+    transformers_function = modeling.torch_chunk_gated_delta_rule
+    monkeypatch.setattr(modeling, CHUNK_FUNCTION, transformers_function)  # restored after the test
+    model = tiny_moe()
+    ids = torch.randint(0, 64, (2, 9))
+    with torch.no_grad():
+        before = model(ids).logits
+    assert route_gated_delta_rule(model, KernelFacts(fla=False)) == "torch"
+    routed = getattr(modeling, CHUNK_FUNCTION)
+    assert isinstance(routed, TorchWhenTraining) and routed.fast is chunk_gated_delta_rule
+    with torch.no_grad():
+        torch.testing.assert_close(model(ids).logits, before, rtol=1e-4, atol=1e-5)
 
 
 def test_a_layer_that_cannot_be_rerouted_is_refused_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,8 +99,8 @@ def test_a_layer_that_cannot_be_rerouted_is_refused_with_the_fix(monkeypatch: py
         route_gated_delta_rule(model, KernelFacts(fla=True, fla_backward_correct=False))
 
 
-def test_packed_sequences_are_refused_where_only_the_reference_is_correct() -> None:
-    routed = ReferenceWhenTraining(lambda *a, **k: None, lambda *a, **k: None)
+def test_packed_sequences_are_refused_where_only_the_torch_implementation_is_correct() -> None:
+    routed = TorchWhenTraining(lambda *a, **k: None, replaced=modeling.torch_chunk_gated_delta_rule)
     with pytest.raises(GatedDeltaBackwardUnavailable, match="packed sequences"):
         routed(cu_seqlens=torch.tensor([0, 4]))
 

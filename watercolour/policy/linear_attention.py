@@ -9,23 +9,27 @@ torch 2.11 and 2.12 install Triton 3.6; torch 2.13 installs 3.7.1, where fla is 
 So the route is decided once, when the trainer is built, from what the machine has:
 
 - `fla`: fla's kernels are correct here (not Hopper, Triton >= 3.7.1, or TileLang): rollouts and updates use them;
-- `torch`: fla is not installed: transformers' reference everywhere (it warns once itself);
+- `torch`: fla is not installed: the project's torch implementation of the chunked rule everywhere
+  (`gated_delta_rule.py`: the same function as transformers' reference, with a sixth of its kernels and the decay
+  parameters' gradients exact to float32's precision, where the reference's lose about four digits);
 - `fla-rollouts`: fla would compute wrong gradients here: rollouts (no gradient) keep fla's fast kernels, and
   every forward that records a gradient (the update, and its recomputation under gradient checkpointing) goes
-  through transformers' reference, so gradients are correct. docs/gpu.md has what each route costs.
+  through the project's torch implementation, so gradients are correct. docs/gpu.md has what each route costs.
 
 A Gated DeltaNet layer whose chunked kernel cannot be rerouted (a model module laid out differently from
-transformers' Qwen3.5 and Qwen3-Next) on a machine where fla is wrong is refused with the fix, before any rollout.
+transformers' Qwen3.5 and Qwen3-Next) on a machine where fla is wrong is refused with the fix, before any rollout;
+where fla is absent, such a layer keeps its own torch code.
 """
 
 from __future__ import annotations
 
-import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from watercolour.policy.gated_delta_rule import chunk_gated_delta_rule
 
 
 Route = Literal["none", "fla", "torch", "fla-rollouts"]
@@ -69,39 +73,40 @@ def decide(facts: KernelFacts, has_layers: bool) -> Route:
     return "fla" if facts.fla_backward_correct else "fla-rollouts"
 
 
-class ReferenceWhenTraining:
-    """The chunked gated delta rule: fla's kernel without a gradient, transformers' torch reference with one."""
+class TorchWhenTraining:
+    """The chunked gated delta rule: `fast` without a gradient (fla's kernel, on the route `fla-rollouts`), the
+    project's torch implementation with one."""
 
-    def __init__(self, fast: Callable[..., Any], reference: Callable[..., Any]) -> None:
+    def __init__(self, fast: Callable[..., Any], replaced: Any) -> None:
         self.fast = fast
-        self.reference = reference
         self.__name__ = CHUNK_FUNCTION
-        self._parameters = set(inspect.signature(reference).parameters)
+        self.__wrapped__ = replaced.__wrapped__  # transformers' reference, as on the function this replaces
 
-    # Set by `as_in_training`: forwards without a gradient take the reference too (checks of the loss's numbers).
+    # Set by `as_in_training`: forwards without a gradient take the torch implementation too (checks of the loss).
     everywhere = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         import torch
 
-        if not torch.is_grad_enabled() and not ReferenceWhenTraining.everywhere:
+        if not torch.is_grad_enabled() and not TorchWhenTraining.everywhere:
             return self.fast(*args, **kwargs)
-        if kwargs.get("cu_seqlens") is not None:
+        if kwargs.get("cu_seqlens") is not None:  # transformers' reference would ignore the boundaries
             raise GatedDeltaBackwardUnavailable(
-                f"packed sequences through Gated DeltaNet layers need fla's backward, which is wrong on this GPU: {FIX}"
+                f"packed sequences through Gated DeltaNet layers need fla's kernels with a correct backward: install "
+                f"flash-linear-attention, and on a Hopper GPU {FIX}"
             )
-        return self.reference(*args, **kwargs)
+        return chunk_gated_delta_rule(*args, **kwargs)
 
 
 @contextmanager
 def as_in_training() -> Iterator[None]:
-    """Forwards without a gradient compute what the update's forward computes (the reference where routed), so a
-    check of the loss's log-probs need not record a graph to see them."""
-    ReferenceWhenTraining.everywhere = True
+    """Forwards without a gradient compute what the update's forward computes (the torch implementation where
+    routed), so a check of the loss's log-probs need not record a graph to see them."""
+    TorchWhenTraining.everywhere = True
     try:
         yield
     finally:
-        ReferenceWhenTraining.everywhere = False
+        TorchWhenTraining.everywhere = False
 
 
 def gated_delta_layers(model: Any) -> list[Any]:
@@ -112,18 +117,21 @@ def route_gated_delta_rule(model: Any, facts: KernelFacts | None = None) -> Rout
     """Decide the route for `model` on this machine and apply it (idempotent); returns the route."""
     layers = gated_delta_layers(model)
     route = decide(facts or fla_facts(), bool(layers))
-    if route != "fla-rollouts":
+    if route not in ("torch", "fla-rollouts"):
         return route
     for module_name in sorted({type(layer).__module__ for layer in layers}):
         module = sys.modules[module_name]
         current = getattr(module, CHUNK_FUNCTION, None)
-        if isinstance(current, ReferenceWhenTraining):
+        if isinstance(current, TorchWhenTraining):
             continue
-        reference = getattr(current, "__wrapped__", None)
-        if current is None or reference is None:
+        # transformers' function (kernel-hub decorated, so it has `__wrapped__`) is the contract ours keeps.
+        if current is None or getattr(current, "__wrapped__", None) is None:
+            if route == "torch":
+                continue  # the layer's own torch code: correct, only slower
             raise GatedDeltaBackwardUnavailable(
                 f"the Gated DeltaNet layers of {module_name} call no `{CHUNK_FUNCTION}` that can be sent to the torch "
-                f"reference for the update, and fla's backward is wrong on this GPU: {FIX}"
+                f"implementation for the update, and fla's backward is wrong on this GPU: {FIX}"
             )
-        setattr(module, CHUNK_FUNCTION, ReferenceWhenTraining(current, reference))
+        fast = current if route == "fla-rollouts" else chunk_gated_delta_rule
+        setattr(module, CHUNK_FUNCTION, TorchWhenTraining(fast, replaced=current))
     return route

@@ -1,0 +1,111 @@
+"""The chunked gated delta rule in torch, with few kernels: what the update runs where fla's backward is wrong.
+
+transformers' torch reference of the Gated DeltaNet layers scans the sequence in 64-token chunks, and each chunk
+costs about a dozen small kernels forward and twice that backward, among them a full-size zero fill and copy for
+every chunk's slice of the output (autograd's backward of an indexed read and write). On the recipe's update
+(30 such layers, 3-9 thousand tokens a row) that is hundreds of thousands of launches, and one H200 sat 25% busy
+through them. This computes the same function with the parts that do not depend on the recurrent state taken out of
+the scan:
+
+- the scan carries only the state: per chunk, the correction `v - w S` and the state's update, each one fused
+  matmul (`baddbmm`), and the chunks are read with one `unbind` (backward: one stack, not a zero fill per chunk);
+- each chunk's output, the read of the state before it plus the attention inside it, is two batched matmuls over
+  every chunk at once after the scan;
+- chunks are `CHUNK` tokens long, so the scan has a quarter of the steps. Every decay it applies is the exponential
+  of a non-positive number, as in the reference, so a longer chunk underflows to zero where the true weight is
+  tiny and never overflows; the two triangular solves share one call.
+
+It returns what transformers' reference returns, in float32 inside (float64 for float64 inputs), and is checked against it in float64
+(`tests/policy/test_gated_delta_rule.py`) and through one layer's gradients against float32
+(`bench/gpu/linear_attention.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+# Measured on one Qwen3.5-35B-A3B layer on CPU (docs/experiments/2026-12-05-gated-delta-rule-with-few-kernels.md):
+# kernels per forward + backward fall with the chunk's length, and the float64 check's error does not grow with it.
+CHUNK = 256
+
+
+def chunk_gated_delta_rule(
+    query: Any,
+    key: Any,
+    value: Any,
+    g: Any,
+    beta: Any,
+    chunk_size: int = CHUNK,
+    initial_state: Any = None,
+    output_final_state: bool = False,
+    use_qk_l2norm_in_kernel: bool = False,
+    **kwargs: Any,
+) -> tuple[Any, Any]:
+    """transformers' `torch_chunk_gated_delta_rule` (same arguments, same result): query and key
+    [batch, tokens, key heads, key dim], value [batch, tokens, value heads, value dim], g (log decay, <= 0) and beta
+    [batch, tokens, value heads]; returns the output like value and, if asked, the final state
+    [batch, value heads, key dim, value dim]."""
+    import torch
+    import torch.nn.functional as F
+
+    dtype = query.dtype
+    batch, tokens, key_heads, key_dim = key.shape
+    value_heads, value_dim = value.shape[-2:]
+    if key_heads != value_heads:  # each query/key head serves consecutive value heads
+        query = query.repeat_interleave(value_heads // key_heads, dim=2)
+        key = key.repeat_interleave(value_heads // key_heads, dim=2)
+    inside_dtype = torch.promote_types(dtype, torch.float32)  # float32, or float64 for a check against the definition
+    query, key, value, beta, g = (x.transpose(1, 2).to(inside_dtype) for x in (query, key, value, beta, g))
+    if use_qk_l2norm_in_kernel:
+        query = query * torch.rsqrt((query * query).sum(-1, keepdim=True) + 1e-6)
+        key = key * torch.rsqrt((key * key).sum(-1, keepdim=True) + 1e-6)
+    query = query * key_dim**-0.5
+
+    chunk_size = min(chunk_size, tokens)  # a prompt shorter than a chunk is one chunk, unpadded
+    pad = (chunk_size - tokens % chunk_size) % chunk_size
+    query, key, value = (F.pad(x, (0, 0, 0, pad)) for x in (query, key, value))
+    beta, g = (F.pad(x, (0, pad)) for x in (beta, g))
+    heads = batch * value_heads
+    chunks = (tokens + pad) // chunk_size
+    # [batch * heads, chunks, chunk, dim]: one matrix per head and chunk for the batched matmuls below.
+    query, key, value = (x.reshape(heads, chunks, chunk_size, x.shape[-1]) for x in (query, key, value))
+    beta = beta.reshape(heads, chunks, chunk_size, 1)
+    g = g.reshape(heads, chunks, chunk_size)
+    decay = g.cumsum(-1)  # log decay from the chunk's start to each position
+    # log decay from position j to position i of a chunk (i >= j): the sum of g over (j, i], summed as such rather
+    # than as decay[i] - decay[j], whose cancellation costs the per-head decay parameters' gradients precision.
+    later = torch.ones(chunk_size, chunk_size, dtype=torch.bool, device=query.device).triu(1)
+    steps = g.unsqueeze(-1).expand(-1, -1, -1, chunk_size).masked_fill(~later.T.tril(-1), 0.0)
+    pairwise = steps.cumsum(-2).masked_fill(later, float("-inf")).exp()
+    k_beta = key * beta
+    # The UT transform: one unit lower-triangular solve for the chunk's new values and its decayed keys together.
+    solved = torch.linalg.solve_triangular(
+        (k_beta @ key.transpose(-1, -2)) * pairwise,
+        torch.cat([value * beta, k_beta * decay.exp().unsqueeze(-1)], dim=-1),
+        upper=False,
+        unitriangular=True,
+    )
+    new_values, decayed_keys = solved.split([value_dim, key_dim], dim=-1)
+    inside = (query @ key.transpose(-1, -2)) * pairwise
+    query = query * decay.exp().unsqueeze(-1)
+    key_to_end = (key * pairwise[..., -1, :].unsqueeze(-1)).transpose(-1, -2)  # decayed to the chunk's end
+    chunk_decay = decay[..., -1].exp()[..., None, None]
+
+    state = (
+        torch.zeros(heads, key_dim, value_dim, dtype=inside_dtype, device=query.device)
+        if initial_state is None
+        else initial_state.to(inside_dtype).reshape(heads, key_dim, value_dim)
+    )
+    states, corrections = [], []
+    for u, w, k, d in zip(
+        new_values.unbind(1), decayed_keys.unbind(1), key_to_end.unbind(1), chunk_decay.unbind(1), strict=True
+    ):
+        states.append(state)
+        correction = torch.baddbmm(u, w, state, alpha=-1.0)  # the part of the new values the state does not predict
+        state = torch.baddbmm(state * d, k, correction)
+        corrections.append(correction)
+    out = query @ torch.stack(states, 1) + inside @ torch.stack(corrections, 1)
+    out = out.reshape(batch, value_heads, chunks * chunk_size, value_dim)[:, :, :tokens]
+    final = state.reshape(batch, value_heads, key_dim, value_dim) if output_final_state else None
+    return out.transpose(1, 2).to(dtype, memory_format=torch.contiguous_format), final
