@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 
 import pytest
 import torch
@@ -76,15 +77,17 @@ def test_it_returns_what_transformers_reference_returns_in_the_callers_dtype() -
     assert chunk_gated_delta_rule(**args)[1] is None  # no final state unless asked, as transformers' reference
 
 
-def test_the_decay_parameters_gradients_keep_float32s_precision_over_long_chunks() -> None:
-    """A_log and dt_bias reach the output only through exp(decay over a span of the chunk). Summed as a difference
-    of two running sums, that span loses digits as the sums grow; summed directly, it keeps float32's."""
+@pytest.mark.parametrize("chunk", [64, 256])
+def test_the_decay_parameters_gradients_keep_float32s_precision(chunk: int) -> None:
+    """A_log and dt_bias reach the output only through exp(decay over a span of a chunk). Summed as a difference
+    of two running sums (transformers' reference), that span loses digits as the sums grow; summed directly, it keeps
+    float32's."""
     layer = check.build_layer(check.TINY_LAYER, "cpu", torch.float64)
     exact_layer, float_layer = layer, copy.deepcopy(layer).float()
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(1, 1024, layer.hidden_size, generator=generator, dtype=torch.float64)
     upstream = torch.randn(1, 1024, layer.hidden_size, generator=generator, dtype=torch.float64)
-    with check.chunk_kernel(chunk_gated_delta_rule):
+    with check.chunk_kernel(functools.partial(chunk_gated_delta_rule, chunk_size=chunk)):
         exact = check.forward_backward(exact_layer, x, upstream)
         got = check.relative_errors(check.forward_backward(float_layer, x.float(), upstream.float()), exact)
     assert got["A_log"] < 1e-5 and got["dt_bias"] < 1e-5, got

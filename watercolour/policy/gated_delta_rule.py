@@ -1,8 +1,8 @@
 """The chunked gated delta rule in torch, with few kernels: what the update runs where fla's backward is wrong.
 
 transformers' torch reference of the Gated DeltaNet layers scans the sequence in 64-token chunks, and each chunk
-costs about a dozen small kernels forward and twice that backward, among them a full-size zero fill and copy for
-every chunk's slice of the output (autograd's backward of an indexed read and write). On the recipe's update
+costs about 45 small kernels forward and backward, among them a full-size zero fill and copy for every chunk's slice
+of the output (autograd's backward of an indexed read and write). On the recipe's update
 (30 such layers, 3-9 thousand tokens a row) that is hundreds of thousands of launches, and one H200 sat 25% busy
 through them. This computes the same function with the parts that do not depend on the recurrent state taken out of
 the scan:
@@ -11,12 +11,13 @@ the scan:
   matmul (`baddbmm`), and the chunks are read with one `unbind` (backward: one stack, not a zero fill per chunk);
 - each chunk's output, the read of the state before it plus the attention inside it, is two batched matmuls over
   every chunk at once after the scan;
-- chunks are `CHUNK` tokens long, so the scan has a quarter of the steps. Every decay it applies is the exponential
-  of a non-positive number, as in the reference, so a longer chunk underflows to zero where the true weight is
-  tiny and never overflows; the two triangular solves share one call.
+- the span of decay between two positions of a chunk is summed as such, not as the difference of two running sums,
+  whose cancellation cost transformers' reference about four digits of the per-head decay parameters' gradients
+  (`A_log`, `dt_bias`) in float32; the two triangular solves share one call.
 
-It returns what transformers' reference returns, in float32 inside (float64 for float64 inputs), and is checked against it in float64
-(`tests/policy/test_gated_delta_rule.py`) and through one layer's gradients against float32
+It returns what transformers' reference returns, in float32 inside (float64 for float64 inputs). It is checked
+against the rule's token-by-token definition in float64, output and gradients, and against transformers' reference
+(`tests/policy/test_gated_delta_rule.py`), and through one layer's gradients in bf16 against float32 on the GPU
 (`bench/gpu/linear_attention.py`).
 """
 
@@ -25,9 +26,11 @@ from __future__ import annotations
 from typing import Any
 
 
-# Measured on one Qwen3.5-35B-A3B layer on CPU (docs/experiments/2026-12-05-gated-delta-rule-with-few-kernels.md):
-# kernels per forward + backward fall with the chunk's length, and the float64 check's error does not grow with it.
-CHUNK = 256
+# fla's chunk and transformers': the work inside a chunk is the reference's, so no part is slower than it. Longer
+# chunks mean fewer kernels (one layer of the 35B-A3B shape at 9,092 tokens, forward and backward: 2,388 aten ops at
+# 64, 1,323 at 128, 783 at 256, against the reference's 6,649) and more work in the triangular solves, whose batched kernel was already 85 ms of a 3,492-token
+# update micro-batch on one H200; `python -m bench.gpu.linear_attention` times each length on the GPU.
+CHUNK = 64
 
 
 def chunk_gated_delta_rule(
