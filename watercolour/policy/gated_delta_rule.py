@@ -27,9 +27,10 @@ from typing import Any
 
 
 # fla's chunk and transformers': the work inside a chunk is the reference's, so no part is slower than it. Longer
-# chunks mean fewer kernels (one layer of the 35B-A3B shape at 9,092 tokens, forward and backward: 2,388 aten ops at
-# 64, 1,323 at 128, 783 at 256, against the reference's 6,649) and more work in the triangular solves, whose batched kernel was already 85 ms of a 3,492-token
-# update micro-batch on one H200; `python -m bench.gpu.linear_attention` times each length on the GPU.
+# chunks mean fewer kernels (one layer of the 35B-A3B shape at 9,092 tokens, forward and backward: 2,388 aten ops
+# at 64, 1,323 at 128, 783 at 256, against the reference's 6,658) and more work in the triangular solves, whose
+# batched kernel was already 85 ms of a 3,492-token update micro-batch on one H200. `python -m
+# bench.gpu.linear_attention` times each length on the GPU.
 CHUNK = 64
 
 
