@@ -119,6 +119,14 @@ class TrainingSettings(BaseModel):
         "same shapes has compiled it (watercolour.policy.generation.UnguardedDecode): a rollout of new shapes still "
         "compiles as before. None = on whenever the decode step is compiled.",
     )
+    generation_deferred_stop: bool | None = Field(
+        default=None,
+        description="Decode on a GPU without waiting for each step to finish: transformers' deferred stop check "
+        "(which it enables only on Apple GPUs) reads whether every row has ended, and hands a streamer its tokens, "
+        "one step late, so the host queues the next step while the GPU runs this one; a batch that ends runs one "
+        "decode step more, which is undone (watercolour.policy.generation.stop_checks_deferred). None = on whenever "
+        "the decode step is compiled.",
+    )
     start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
     warm_start_examples: int = Field(
         default=0,

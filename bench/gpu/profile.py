@@ -25,7 +25,7 @@ def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast"
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     from bench.gpu.checks import generating, rollout_inputs
-    from watercolour.policy.generation import rollout_key
+    from watercolour.policy.generation import rollout_key, stop_checks_deferred
 
     inputs = rollout_inputs(trainer, generations)
     start = inputs["input_ids"].shape[1]
@@ -36,12 +36,17 @@ def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast"
             return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
 
     config = copy.deepcopy(trainer.generation_config)
-    # The rollouts' own shapes: where the trainer skips the guards of a compiled step, so does the profile.
+    # The rollouts' own shapes: where the trainer skips the guards of a compiled step or defers the stop check, so
+    # does the profile.
     unguarded = trainer.unguarded_decode
     floor = getattr(trainer.model, "_previous_max_cache_length", -1)
     rows = inputs["input_ids"].tolist()
     key = rollout_key(rows, config.max_new_tokens, None, config.max_cache_len, floor)
-    with generating(trainer) as model, unguarded(key) if unguarded is not None else nullcontext():
+    with (
+        generating(trainer) as model,
+        unguarded(key) if unguarded is not None else nullcontext(),
+        stop_checks_deferred() if trainer.deferred_stop else nullcontext(),
+    ):
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
         with profile(activities=activities) as prof:
             started = time.perf_counter()

@@ -35,6 +35,9 @@ PATHS: dict[str, dict[str, Any]] = {
     "fast-guarded": {"generation_cache": None, "generation_compile": None, "generation_skip_guards": False},
     # The defaults with the whole static cache read by every decode step (sdpa over all of it, the rest masked).
     "fast-full-cache": {"generation_cache": None, "generation_compile": None, "generation_written_only": False},
+    # The defaults with the host waiting for every decode step to end before it launches the next, as transformers
+    # decodes on CUDA.
+    "fast-synced": {"generation_cache": None, "generation_compile": None, "generation_deferred_stop": False},
     # The defaults with the update's Gated DeltaNet forwards through transformers' torch reference instead of the
     # project's (`TRANSFORMERS_UPDATE`), where the route sends them to torch (fla absent, or wrong on this GPU).
     "fast-reference-update": {"generation_cache": None, "generation_compile": None},

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import torch
@@ -21,6 +22,7 @@ from watercolour.policy.generation import (
     input_grad_hooks_paused,
     resolve,
     rollout_key,
+    stop_checks_deferred,
 )
 
 
@@ -38,6 +40,7 @@ def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu(
         grouped_experts=True,
         skip_guards=True,
         written_only=True,
+        deferred_stop=True,
     )
     assert resolve(training, cuda=False) == GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
     assert grpo_kwargs(resolve(training, cuda=False)) == {"cache_implementation": None, "pad_to_multiple_of": None}
@@ -158,7 +161,12 @@ def test_a_rollout_of_compiled_shapes_skips_the_guards_and_a_new_one_compiles_gu
 
 
 @pytest.mark.parametrize(
-    ("field", "planned"), [("generation_skip_guards", "skip_guards"), ("generation_written_only", "written_only")]
+    ("field", "planned"),
+    [
+        ("generation_skip_guards", "skip_guards"),
+        ("generation_written_only", "written_only"),
+        ("generation_deferred_stop", "deferred_stop"),
+    ],
 )
 def test_a_decode_step_lever_is_planned_only_where_the_decode_step_is_compiled(field: str, planned: str) -> None:
     assert getattr(resolve(TrainingSettings(), cuda=True), planned) is True
@@ -184,6 +192,7 @@ def test_a_compiled_plan_sizes_the_cache_in_blocks_and_skips_guards_from_the_sec
     compiled = {"training.generation_cache": "static", "training.generation_compile": True}
     trainer = build_trainer(load_config("smoke", tiny_smoke_overrides(tmp_path, 2, 2, **compiled)), tmp_path, False)
     assert trainer.unguarded_decode is not None and trainer.cache_block == KV_BLOCK
+    assert trainer.deferred_stop  # planned; on CPU transformers' own check keeps the loop synced (no events)
     assert trainer.model.config._attn_implementation == WRITTEN_ONLY
     skipped: list[bool] = []
 
@@ -203,3 +212,68 @@ def test_a_compiled_plan_sizes_the_cache_in_blocks_and_skips_guards_from_the_sec
     (key,) = unguarded.compiled
     cache = trainer.model._previous_max_cache_length
     assert cache % KV_BLOCK == 0 and cache == key[3] >= key[1] + key[2]
+
+
+def test_stop_checks_are_deferred_on_cuda_only_while_open_and_on_transformers_conditions() -> None:
+    from transformers.generation.utils import DeferredStopCheck
+
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    uncroppable = SimpleNamespace(is_croppable=False)
+    assert not DeferredStopCheck.is_supported(cuda, None, False, is_assistant=False)  # transformers: Apple GPUs only
+    with stop_checks_deferred():
+        assert DeferredStopCheck.is_supported(cuda, None, False, is_assistant=False)
+        assert DeferredStopCheck.is_supported(cuda, uncroppable, False, is_assistant=False)  # a cache not returned
+        assert not DeferredStopCheck.is_supported(cuda, uncroppable, True, is_assistant=False)  # cannot undo a step
+        assert not DeferredStopCheck.is_supported(cuda, None, False, is_assistant=True)
+        assert not DeferredStopCheck.is_supported(cpu, None, False, is_assistant=False)  # no events to copy with
+    assert not DeferredStopCheck.is_supported(cuda, None, False, is_assistant=False)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_deferred_stop_samples_the_same_tokens_and_streams_every_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU: the same seed gives the same sequences with the stop check deferred, rows that end early included,
+    and a streamer still receives every generated token."""
+    from transformers.generation.streamers import BaseStreamer
+    from transformers.generation.utils import DeferredStopCheck
+
+    deferred_checks: list[DeferredStopCheck] = []
+    transformers_init = DeferredStopCheck.__init__
+
+    def counted_init(self: DeferredStopCheck, *args: Any, **kwargs: Any) -> None:
+        deferred_checks.append(self)
+        transformers_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(DeferredStopCheck, "__init__", counted_init)
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=96, eos_token_id=5, pad_token_id=0,
+    )  # fmt: skip
+    model = LlamaForCausalLM(config).cuda().eval()
+    inputs = torch.randint(6, 96, (4, 7), device="cuda")
+
+    class Tokens(BaseStreamer):
+        def __init__(self) -> None:
+            self.steps: list[list[int]] = []
+
+        def put(self, value: torch.Tensor) -> None:
+            self.steps.append(value.reshape(-1).tolist())
+
+        def end(self) -> None:
+            pass
+
+    def sample(deferred: bool) -> tuple[torch.Tensor, Tokens]:
+        torch.manual_seed(1)
+        streamer = Tokens()
+        generation = GenerationConfig(do_sample=True, max_new_tokens=40, eos_token_id=5, pad_token_id=0)
+        with torch.no_grad(), stop_checks_deferred() if deferred else nullcontext():
+            return model.generate(inputs, generation_config=generation, streamer=streamer), streamer
+
+    synced, synced_stream = sample(False)
+    deferred, deferred_stream = sample(True)
+    assert len(deferred_checks) == 1  # the second call only
+    assert torch.equal(synced, deferred)
+    assert deferred_stream.steps == synced_stream.steps
+    assert len(deferred_stream.steps) == 1 + deferred.shape[1] - inputs.shape[1]  # the prompt, then every step

@@ -38,6 +38,7 @@ class GenerationPlan:
     grouped_experts: bool = False  # MoE experts read in place (watercolour.policy.experts)
     skip_guards: bool = False  # a decode step of shapes already compiled runs without its guards (UnguardedDecode)
     written_only: bool = False  # a decode step attends over the cache blocks written (watercolour.policy.attention)
+    deferred_stop: bool = False  # the host never waits for a decode step to end (stop_checks_deferred)
 
 
 def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationPlan:
@@ -58,6 +59,8 @@ def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationP
     experts = compiled and (grouped if grouped is not None else True)
     unguarded = compiled and (training.generation_skip_guards if training.generation_skip_guards is not None else True)
     written = compiled and (training.generation_written_only if training.generation_written_only is not None else True)
+    deferred = training.generation_deferred_stop
+    deferred = compiled and (deferred if deferred is not None else True)
     return GenerationPlan(
         cache=cache,
         compile=compiled,
@@ -68,6 +71,7 @@ def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationP
         grouped_experts=experts,
         skip_guards=unguarded,
         written_only=written,
+        deferred_stop=deferred,
     )
 
 
@@ -117,6 +121,36 @@ def prepare_rollouts(trainer: Any, plan: GenerationPlan) -> None:
         trainer.merge_for_rollouts = MergedForRollouts()
     if plan.skip_guards:
         trainer.unguarded_decode = UnguardedDecode()
+    trainer.deferred_stop = plan.deferred_stop
+
+
+@contextmanager
+def stop_checks_deferred() -> Iterator[None]:
+    """While open, `generate` on a CUDA device checks whether to stop one step late, never waiting on the GPU.
+
+    transformers' decode loop ends each step by reading whether every row has ended (and a streamer's tokens) on
+    the host, which waits for the step's kernels to finish: the GPU then idles while the host launches the next
+    step. On the 35B-A3B policy that was 18.7 ms of wall time for a 14.8 ms step on the GPU, the difference the
+    CUDA graph's launch (docs/gpu.md). transformers has the remedy, `DeferredStopCheck`: the flag and tokens are
+    copied without blocking and read on the next step, so one step is always queued ahead; a batch that ends runs
+    one decode step more, which transformers undoes. It enables it only on Apple GPUs ("we should enable it for
+    cuda if we observe perf gains"); this allows CUDA too, on the same conditions (not an assistant model, and a
+    cache the caller gets back must be one it can crop). The CPU has no events to copy with, so it stays synced.
+    """
+    from transformers.generation.utils import DeferredStopCheck
+
+    transformers_own = DeferredStopCheck.__dict__["is_supported"]
+
+    def is_supported(device: Any, cache: Any, cache_is_returned: bool, is_assistant: bool) -> bool:
+        if device.type != "cuda":
+            return bool(transformers_own.__func__(device, cache, cache_is_returned, is_assistant))
+        return not is_assistant and (cache is None or cache.is_croppable or not cache_is_returned)
+
+    DeferredStopCheck.is_supported = staticmethod(is_supported)  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        DeferredStopCheck.is_supported = transformers_own  # type: ignore[method-assign]
 
 
 class UnguardedDecode:

@@ -34,6 +34,7 @@ from watercolour.policy.generation import (
     prepare_rollouts,
     resolve,
     rollout_key,
+    stop_checks_deferred,
 )
 from watercolour.policy.linear_attention import FIX, route_gated_delta_rule
 from watercolour.policy.loading import resolve_model, set_cpu_threads
@@ -117,6 +118,8 @@ class TimedGRPOTrainer(GRPOTrainer):
     unguarded_decode: UnguardedDecode | None = None
     # Key positions per block of the decode step's written-only attention: the static cache is sized in whole blocks.
     cache_block = 0
+    # Decode without waiting on the GPU every step (`stop_checks_deferred`); set from the generation plan.
+    deferred_stop = False
 
     # The longest prompt of the batch being generated, and whether TRL's tool loop is running (repaint episodes).
     _longest_prompt = 0
@@ -181,7 +184,10 @@ class TimedGRPOTrainer(GRPOTrainer):
         # Pictures (a vision policy's tool results) change what the step is traced with beyond the key: guarded.
         unguarded = None if inputs or any(images or []) else self.unguarded_decode
         try:
-            with unguarded(key) if unguarded is not None else nullcontext():
+            with (
+                unguarded(key) if unguarded is not None else nullcontext(),
+                stop_checks_deferred() if self.deferred_stop else nullcontext(),
+            ):
                 completion_ids, logprobs = super()._generate_single_turn(prompt_ids, images, inputs, *args, **kw)
         finally:
             self.generation_config.max_new_tokens = budget
