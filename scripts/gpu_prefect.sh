@@ -13,8 +13,12 @@
 #     bash scripts/gpu_prefect.sh kill retry watch              # SIGKILL in step 3, Crashed, Space asleep, Retry
 #     bash scripts/gpu_prefect.sh bench                         # bench.gpu's recipe step, the same policy and services
 #     bash scripts/gpu_prefect.sh rehearse                      # watercolour rehearse at the recipe's shape
-#     bash scripts/gpu_prefect.sh kernels                       # the Gated DeltaNet gradient check, the route in use
+#     bash scripts/gpu_prefect.sh kernels                       # the Gated DeltaNet gradient check, each implementation
 #     PATHS=fast-before bash scripts/gpu_prefect.sh levers      # bench.gpu's recipe step on one path, with profiles
+#
+# The levers' paired cells, one `levers` call each (bench/gpu/step.py): PATHS=fast (every lever on), fast-synced
+# (the host waits on every decode step), fast-reference-update (the update through transformers' Gated DeltaNet
+# reference), fast-guarded, fast-full-cache, fast-before.
 #
 # .gpu/wheels/cudaN (the CUDA compiler TileLang needs) installs apart from Python's path, into /tmp/cuda.
 set -uo pipefail

@@ -336,3 +336,15 @@ def test_the_reference_update_path_sends_only_gradient_forwards_through_transfor
         layer(x).sum().backward()
     assert calls == ["reference"]
     assert linear_attention.chunk_gated_delta_rule is chunk_gated_delta_rule
+
+
+def test_the_update_census_counts_fewer_operations_with_the_projects_gated_delta_rule() -> None:
+    from bench.gpu import update_ops
+
+    rows = update_ops.main(["--tokens", "300", "--layers", "4"])
+    assert [(row["tokens"], row["gated_delta_rule"]) for row in rows] == [
+        (300, "transformers' reference"),
+        (300, "the project's"),
+    ]
+    reference, ours = (row["ops"] for row in rows)
+    assert 0 < ours < reference
