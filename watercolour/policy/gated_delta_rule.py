@@ -8,7 +8,8 @@ through them. This computes the same function with the parts that do not depend 
 the scan:
 
 - the scan carries only the state: per chunk, the correction `v - w S` and the state's update, each one fused
-  matmul (`baddbmm`), and the chunks are read with one `unbind` (backward: one stack, not a zero fill per chunk);
+  matmul (`baddbmm`); it is one autograd function (`state_scan`) whose backward is a scan of three kernels a chunk,
+  so neither pass records a graph node per chunk, and the inputs' gradients are batched over every chunk after it;
 - each chunk's output, the read of the state before it plus the attention inside it, is two batched matmuls over
   every chunk at once after the scan;
 - the span of decay between two positions of a chunk is summed as such, not as the difference of two running sums,
@@ -23,12 +24,13 @@ against the rule's token-by-token definition in float64, output and gradients, a
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 
 # fla's chunk and transformers': the work inside a chunk is the reference's, so no part is slower than it. Longer
-# chunks mean fewer kernels (one layer of the 35B-A3B shape at 9,092 tokens, forward and backward: 2,388 aten ops
-# at 64, 1,323 at 128, 783 at 256, against the reference's 6,658) and more work in the triangular solves, whose
+# chunks mean fewer kernels (one layer of the 35B-A3B shape at 9,092 tokens, forward and backward: 1,117 aten ops
+# at 64, 691 at 128, 475 at 256, against the reference's 6,658) and more work in the triangular solves, whose
 # batched kernel was already 85 ms of a 3,492-token update micro-batch on one H200. `python -m
 # bench.gpu.linear_attention` times each length on the GPU.
 CHUNK = 64
@@ -101,15 +103,56 @@ def chunk_gated_delta_rule(
         if initial_state is None
         else initial_state.to(inside_dtype).reshape(heads, key_dim, value_dim)
     )
-    states, corrections = [], []
-    for u, w, k, d in zip(
-        new_values.unbind(1), decayed_keys.unbind(1), key_to_end.unbind(1), chunk_decay.unbind(1), strict=True
-    ):
-        states.append(state)
-        correction = torch.baddbmm(u, w, state, alpha=-1.0)  # the part of the new values the state does not predict
-        state = torch.baddbmm(state * d, k, correction)
-        corrections.append(correction)
-    out = query @ torch.stack(states, 1) + inside @ torch.stack(corrections, 1)
+    states, corrections, state = state_scan().apply(new_values, decayed_keys, key_to_end, chunk_decay, state)
+    out = query @ states + inside @ corrections
     out = out.reshape(batch, value_heads, chunks * chunk_size, value_dim)[:, :, :tokens]
     final = state.reshape(batch, value_heads, key_dim, value_dim) if output_final_state else None
     return out.transpose(1, 2).to(dtype, memory_format=torch.contiguous_format), final
+
+
+@functools.cache
+def state_scan() -> Any:
+    """The scan over chunks as one autograd function, so that neither pass records a graph node per chunk.
+
+    Forward, per chunk i: the correction c_i = u_i - w_i S_i, then S_{i+1} = d_i S_i + k_i c_i (three kernels).
+    Backward, per chunk from the last: the correction's gradient k_i^T G_{i+1} plus what the output sends it, then
+    G_i = d_i G_{i+1} - w_i^T (that gradient) plus what the output sends S_i (three kernels). The gradients of u, w,
+    k and d need only the G's, the states and the corrections, so they are batched matmuls over every chunk after
+    the loop. Returns every chunk's starting state and correction, stacked on dim 1, and the final state.
+    """
+    import torch
+    from torch.autograd.function import once_differentiable
+
+    class StateScan(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, u: Any, w: Any, k: Any, d: Any, state: Any) -> Any:
+            states, corrections = [], []
+            for u_i, w_i, k_i, d_i in zip(u.unbind(1), w.unbind(1), k.unbind(1), d.unbind(1), strict=True):
+                states.append(state)
+                correction = torch.baddbmm(u_i, w_i, state, alpha=-1.0)  # what the state does not predict
+                state = torch.baddbmm(state * d_i, k_i, correction)
+                corrections.append(correction)
+            stacked_states, stacked_corrections = torch.stack(states, 1), torch.stack(corrections, 1)
+            ctx.save_for_backward(w, k, d, stacked_states, stacked_corrections)
+            return stacked_states, stacked_corrections, state
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx: Any, grad_states: Any, grad_corrections: Any, grad_final: Any) -> Any:
+            w, k, d, states, corrections = ctx.saved_tensors
+            grad_state = grad_final
+            later_grads, correction_grads = [], []
+            for i in reversed(range(states.shape[1])):
+                later_grads.append(grad_state)  # the loss's gradient with respect to S_{i+1}
+                correction_grad = torch.baddbmm(grad_corrections[:, i], k[:, i].transpose(-1, -2), grad_state)
+                correction_grads.append(correction_grad)
+                grad_state = torch.addcmul(grad_states[:, i], grad_state, d[:, i])
+                grad_state = torch.baddbmm(grad_state, w[:, i].transpose(-1, -2), correction_grad, alpha=-1.0)
+            later = torch.stack(later_grads[::-1], 1)
+            grad_u = torch.stack(correction_grads[::-1], 1)
+            grad_w = torch.matmul(grad_u, states.transpose(-1, -2)).neg_()
+            grad_k = torch.matmul(later, corrections.transpose(-1, -2))
+            grad_d = (later * states).sum((-2, -1), keepdim=True)
+            return grad_u, grad_w, grad_k, grad_d, grad_state
+
+    return StateScan
