@@ -27,7 +27,7 @@ OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
 PARKED=/tmp/parked
 RUN_DIR=/tmp/prefect-run
-STEPS=3
+STEPS=${STEPS:-3}
 KILL_IN_STEP=3
 # Each call must end well inside the device's 10 minutes: a watch stops looking after this long.
 WATCH_S=${WATCH_S:-500}
