@@ -1,7 +1,7 @@
 """One training step's reward work, fanned out as Prefect tasks: one `score_group` task per GRPO group.
 
 `FannedScorer` is the scorer (`rewards.scoring.composite.Scorer`) of a run that Prefect drives: TRL's reward adapter
-is the same as in any run, and behind it this maps `score_group` over the batch's groups on a Prefect task runner
+is the same as in any run, and behind it this submits `score_group` for each of the batch's groups to a Prefect task runner
 (threads by default, Dask by configuration), so each group's render, gate, aesthetic scores and judge verdicts are
 one task with its own retries, visible in the UI. Per group, not per rollout: the engine makes one batched
 aesthetic request for the group, and identical completions meet in one engine and render once. A task that still fails after its Prefect retries gives each of
@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from prefect import task, unmapped
+from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.concurrency.sync import concurrency
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -65,16 +67,26 @@ def score_group(
 ) -> list[RewardParts]:
     """Render, gate and score one group's rollouts in one engine call (one batched aesthetic request). Service
     failures come back as dead letters inside the parts."""
-    remote_judge = config.weights.judge > 0 and judge_settings(config).backend != "offline"
-    if not remote_judge:
-        return engine_thread().score(config.scoring, run_dir, completions, seeds, step, subjects)
-    # strict=False: without the limit (a bare install) this only logs a warning and goes on.
-    with concurrency(JUDGE_LIMIT, occupy=1, strict=False):
-        return engine_thread().score(config.scoring, run_dir, completions, seeds, step, subjects)
+    return engine_thread().score(config.scoring, run_dir, completions, seeds, step, subjects)
+
+
+@contextmanager
+def judge_slot(config: RunConfig) -> Iterator[None]:
+    """One slot of the global `judge` limit while a group that calls a remote judge is scored; nothing otherwise.
+
+    Taken by the caller before the group's task exists, not inside it: a task's first moments write its run and
+    states to the server, and a slot asked for then waited on that SQLite write, 1.8-2.3 s a group against 0.01-0.03
+    s asked for before (docs/orchestration.md, "Concurrency"), every second of it after the step's last completion.
+    strict=False: without the limit (a bare install) this only logs a warning and goes on."""
+    if config.weights.judge > 0 and judge_settings(config).backend != "offline":
+        with concurrency(JUDGE_LIMIT, occupy=1, strict=False):
+            yield
+    else:
+        yield
 
 
 def make_task_runner(settings: FanOutSettings):
-    """The task runner the fan-out maps on; enter it (`with`) for the length of the run."""
+    """The task runner the fan-out submits to; enter it (`with`) for the length of the run."""
     if settings.engine == "threads":
         return ThreadPoolTaskRunner(max_workers=settings.max_workers)
     from prefect_dask import DaskTaskRunner
@@ -87,7 +99,8 @@ def make_task_runner(settings: FanOutSettings):
 
 
 class FannedScorer:
-    """The `Scorer` (`rewards.scoring.composite`) that maps `score_group` over a batch's GRPO groups on `runner`.
+    """The `Scorer` (`rewards.scoring.composite`) that runs `score_group` for each of a batch's GRPO groups on
+    `runner`, each while its `judge_slot` is held.
 
     Built inside the Prefect run (the training task), whose context it keeps: TRL calls the reward on an event loop
     of its own thread, where Prefect would not know the flow run the group tasks belong to. `prefetch` goes to this
@@ -120,17 +133,23 @@ class FannedScorer:
         groups = [
             list(range(start, min(start + size, len(completions)))) for start in range(0, len(completions), size)
         ]
-        parameters = {
-            "config": unmapped(self.config),
-            "run_dir": unmapped(self.run_dir),
-            "completions": [[completions[i] for i in group] for group in groups],
-            "seeds": [[seeds[i] for i in group] for group in groups],
-            "step": unmapped(step),
-            "group": list(range(len(groups))),
-            "subjects": [[subjects[i] for i in group] for group in groups],
-        }
-        futures = self.runner.map(self.task, parameters)
-        futures.wait()
+        per_group = [
+            {
+                "config": self.config,
+                "run_dir": self.run_dir,
+                "completions": [completions[i] for i in group],
+                "seeds": [seeds[i] for i in group],
+                "step": step,
+                "group": index,
+                "subjects": [subjects[i] for i in group],
+            }
+            for index, group in enumerate(groups)
+        ]
+        # One thread a group: each takes its judge slot, then submits its task and waits for it, so a group that
+        # waits for a slot holds back no other.
+        with ThreadPoolExecutor(max_workers=max(1, len(groups)), thread_name_prefix="score-group") as pool:
+            runs = [pool.submit(contextvars.copy_context().run, self._group, one) for one in per_group]
+            futures = [run.result() for run in runs]
         parts: list[RewardParts] = []
         for future, group in zip(futures, groups, strict=True):
             if future.state.is_completed():
@@ -138,6 +157,13 @@ class FannedScorer:
             else:
                 parts.extend(self._failed(future.state.result(raise_on_failure=False), len(group), step))
         return parts
+
+    def _group(self, parameters: dict[str, Any]) -> Any:
+        """One group's task, submitted while its judge slot is held, and waited for."""
+        with judge_slot(self.config):
+            future = self.runner.submit(self.task, parameters=parameters)
+            future.wait()
+        return future
 
     def _failed(self, error: Any, count: int, step: int | None) -> list[RewardParts]:
         cause = error if isinstance(error, Exception) else RuntimeError(str(error))
