@@ -4,6 +4,7 @@ for every record, direct or fanned out, before and after a resume."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import pytest
 from prefect import flow
@@ -99,3 +100,49 @@ def test_dead_letters_carry_the_rollout_step_direct_and_fanned_and_a_resume_drop
     DeadLetterLog(tmp_path).truncate(after_step=2)
     RolloutStore(tmp_path, num_generations=2).truncate(after_step=2)
     assert {letter.step for letter in DeadLetterLog(tmp_path).read()} == {1, 2}
+
+
+def test_a_group_that_calls_the_judge_waits_for_a_judge_slot_before_its_task_exists(prefect_server, tmp_path):
+    """Every slot of the global `judge` limit held elsewhere: the step's group task is not even created until one
+    is free (the training task takes the slot first), then it scores, and the slot is given back."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
+    from prefect.client.schemas.filters import TaskRunFilter, TaskRunFilterName
+    from prefect.concurrency.sync import concurrency
+
+    from tasks.fanout import JUDGE_LIMIT
+    from watercolour.rehearsal.services import judge_service, scorer_service
+    from watercolour.rehearsal.stand_in import PoolSketches
+
+    with get_client(sync_client=True) as client:
+        client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=JUDGE_LIMIT, limit=1))
+    with scorer_service() as scorer, judge_service() as judge:
+        overrides = {"aesthetic.url": scorer, "judge.base_url": judge, "judge.model": "stand-in"}
+        config = load_config("judge-led", {**overrides, "training.num_generations": 2, "render.browsers": 1})
+        texts = [PoolSketches()(f"rollout {i}") for i in range(2)]
+
+        @flow
+        def one_step() -> list:
+            with ThreadPoolTaskRunner(max_workers=2) as runner:
+                reward = CompositeReward(FannedScorer(config, tmp_path, runner=runner))
+                return asyncio.run(reward(["p"] * 2, texts, trainer_state=StepState(6)))
+
+        def group_tasks() -> list:
+            name = TaskRunFilterName(like_="score-step7-group")
+            with get_client(sync_client=True) as client:
+                return client.read_task_runs(task_run_filter=TaskRunFilter(name=name))
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            with concurrency(JUDGE_LIMIT, occupy=1, strict=True):  # the one slot, held by another run
+                step = pool.submit(one_step)
+                _, waiting = wait([step], timeout=5.0)
+                created_while_held = group_tasks()
+            try:
+                rewards = step.result(timeout=300)
+            finally:
+                close_engine_thread()
+    assert waiting == {step} and created_while_held == []
+    assert len(rewards) == 2 and all(reward is not None for reward in rewards)
+    assert [run.state.type.value for run in group_tasks()] == ["COMPLETED"]
+    with get_client(sync_client=True) as client:
+        assert client.read_global_concurrency_limit_by_name(JUDGE_LIMIT).active_slots == 0
