@@ -129,9 +129,20 @@ def run_cell(
             else spread_reward
         )
         trainer = make_trainer(model, tokenizer, config, steps, reward)
-        emit({**cell, "gated_delta_route": trainer.gated_delta_route, "plan": trainer.generation_plan})
-        if scored:
+        # A stand-in reward at the recipe's lengths times a step's generation and update with no renderer.
+        forced = scored or args.lengths == "recipe"
+        lengths = args.lengths if forced else "the policy's"
+        emit(
+            {
+                **cell,
+                "gated_delta_route": trainer.gated_delta_route,
+                "plan": trainer.generation_plan,
+                "lengths": lengths,
+            }
+        )
+        if forced:
             force_lengths(trainer, max_len, args.lengths, paired=args.scoring == "real")
+        if scored:
             alternate_early_scoring(trainer)
         if args.scoring == "recipe":
             trainer.args.save_steps = 1  # the recipe saves every 10 steps; each save is timed here
@@ -336,7 +347,8 @@ def main(argv: list[str] | None = None) -> None:
         default="half-to-budget",
         choices=["half-to-budget", "recipe"],
         help="scored cells' completion lengths: between half the budget and the budget, or the recipe's own "
-        "distribution (mean 2,000 tokens, 0.7%% of rows at 8,192: bench/gpu/scoring.py)",
+        "distribution (mean 2,000 tokens, 0.7%% of rows at 8,192: bench/gpu/scoring.py), which a stand-in cell "
+        "takes too (the step's generation and update at the recipe's lengths on a machine without Chromium)",
     )
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the log-prob/loss check")
     parser.add_argument(

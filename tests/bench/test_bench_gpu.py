@@ -87,6 +87,19 @@ def test_real_scoring_cell_renders_pool_sketches_and_alternates_early_scoring(
     assert "| tiny | 2 x 8 | 2, 3 |" in table  # the early step against the step after it, on the same lengths
 
 
+def test_a_stand_in_cell_takes_the_recipes_lengths_when_asked_and_the_policys_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--lengths recipe` without a renderer: the stand-in cell's rows end at the product's drawn lengths
+    (`ForcedLengths`, checked below); without it, where the policy ends them."""
+    monkeypatch.setitem(shapes.SHAPES, "tiny", TINY)
+    args = ["--shapes", "tiny", "--generations", "2", "--max-len", "4", "--micro-batch", "1", "--fast-steps", "1"]
+    main([*args, "--paths", "fast", "--lengths", "recipe", "--no-check", "--no-profile"])
+    main([*args, "--paths", "fast", "--no-check", "--no-profile"])
+    rows = [json.loads(line) for line in (Path("bench-gpu-out") / "bench_gpu.jsonl").read_text().splitlines()]
+    assert [row["lengths"] for row in rows if "plan" in row] == ["recipe", "the policy's"]
+
+
 def test_forced_lengths_end_each_row_at_its_drawn_length() -> None:
     import torch
 
