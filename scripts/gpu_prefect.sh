@@ -15,7 +15,7 @@
 #     bash scripts/gpu_prefect.sh rehearse                      # watercolour rehearse at the recipe's shape
 #     bash scripts/gpu_prefect.sh kernels                       # the Gated DeltaNet gradient check, each implementation
 #     PATHS=fast-before bash scripts/gpu_prefect.sh levers      # bench.gpu's recipe step on one path, with profiles
-#     SCORING=stand-in PATHS=fast bash scripts/gpu_prefect.sh levers   # the same with an instant reward: no renderer
+#     SCORING=stand-in PRESET=offline bash scripts/gpu_prefect.sh levers   # an instant reward: no renderer
 #
 # The levers' paired cells, one `levers` call each (bench/gpu/step.py): PATHS=fast (every lever on), fast-synced
 # (the host waits on every decode step), fast-reference-update (the update through transformers' Gated DeltaNet
@@ -174,7 +174,7 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
       # One path of bench.gpu's recipe step (bench/gpu/step.py), its decode and update profiles, its projection.
       render_env
       python3 -m bench.gpu --shapes "$SHAPE" --generations 8 --max-len "$MAX_LEN" --micro-batch 1 --paths ${PATHS:-fast} \
-        --fast-steps 2 --scoring "${SCORING:-recipe}" --preset judge-led --lengths recipe --no-check --deadline-s 420 \
+        --fast-steps 2 --scoring "${SCORING:-recipe}" --preset "${PRESET:-judge-led}" --lengths recipe --no-check --deadline-s 420 \
         --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
       python3 -m bench.gpu.projection "$OUT/bench_gpu.jsonl" | tee "$OUT/levers-projection.md"
       ;;
