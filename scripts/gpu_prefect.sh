@@ -16,6 +16,7 @@
 #     bash scripts/gpu_prefect.sh kernels                       # the Gated DeltaNet gradient check, each implementation
 #     PATHS=fast-before bash scripts/gpu_prefect.sh levers      # bench.gpu's recipe step on one path, with profiles
 #     SCORING=stand-in PRESET=offline bash scripts/gpu_prefect.sh levers   # an instant reward: no renderer
+#     bash scripts/gpu_prefect.sh install-bench kernels levers  # carrying .gpu/wheels/bench: the benchmark in one call
 #
 # The levers' paired cells, one `levers` call each (bench/gpu/step.py): PATHS=fast (every lever on), fast-synced
 # (the host waits on every decode step), fast-reference-update (the update through transformers' Gated DeltaNet
@@ -108,6 +109,15 @@ for stage in "$@"; do
 trl.__version__, 'transformers', transformers.__version__, 'prefect', prefect.__version__)" || exit 1
       python3 -c "from watercolour.policy.linear_attention import fla_facts; print(fla_facts())"
       python3 -c "import flows.train, flows.space_sleep, watercolour.commands.rehearse, bench.gpu" || exit 1
+      ;;
+    install-bench)
+      # The benchmark's wheels only (no Prefect), from the carried folder: kernels and levers need no more.
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .gpu/wheels/bench/*.whl || exit 1
+      nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+      python3 -c "import torch, trl, transformers, fla, bench.gpu; print('torch', torch.__version__, 'trl', \
+trl.__version__, 'transformers', transformers.__version__)" || exit 1
+      python3 -c "from watercolour.policy.linear_attention import fla_facts; print(fla_facts())"
       ;;
     up)
       render_env
