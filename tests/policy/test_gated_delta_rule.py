@@ -92,3 +92,19 @@ def test_the_decay_parameters_gradients_keep_float32s_precision(chunk: int) -> N
         got = check.relative_errors(check.forward_backward(float_layer, x.float(), upstream.float()), exact)
     assert got["A_log"] < 1e-5 and got["dt_bias"] < 1e-5, got
     assert max(got.values()) < 1e-5, got
+
+
+def test_under_the_trainers_bf16_autocast_it_computes_in_float32_and_its_backward_runs() -> None:
+    """The trainer runs the update under bf16 autocast, which would put the matmuls (and the scan's saved tensors)
+    in bf16 while its inputs are float32: the rule's result and gradients are the ones it gives without autocast."""
+    args = {name: tensor.requires_grad_(True) for name, tensor in inputs(150, dtype=torch.float32).items()}
+    plain, plain_final = chunk_gated_delta_rule(**args, output_final_state=True, use_qk_l2norm_in_kernel=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, final = chunk_gated_delta_rule(**args, output_final_state=True, use_qk_l2norm_in_kernel=True)
+    assert out.dtype == final.dtype == torch.float32
+    torch.testing.assert_close(out, plain, rtol=0, atol=0)
+    upstream = torch.randn_like(out)
+    got = torch.autograd.grad((out * upstream).sum() + final.sum(), list(args.values()))
+    want = torch.autograd.grad((plain * upstream).sum() + plain_final.sum(), list(args.values()))
+    for name, a, b in zip(args, got, want, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, msg=lambda message, name=name: f"{name}: {message}")

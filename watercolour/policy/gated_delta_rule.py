@@ -53,6 +53,27 @@ def chunk_gated_delta_rule(
     [batch, tokens, value heads]; returns the output like value and, if asked, the final state
     [batch, value heads, key dim, value dim]."""
     import torch
+
+    # The trainer's bf16 autocast would run the matmuls below in bf16 and hand the scan's backward mixed dtypes:
+    # the rule computes in float32 inside whatever the caller's autocast says.
+    with torch.autocast(query.device.type, enabled=False):
+        return _chunk_gated_delta_rule(
+            query, key, value, g, beta, chunk_size, initial_state, output_final_state, use_qk_l2norm_in_kernel
+        )
+
+
+def _chunk_gated_delta_rule(
+    query: Any,
+    key: Any,
+    value: Any,
+    g: Any,
+    beta: Any,
+    chunk_size: int,
+    initial_state: Any,
+    output_final_state: bool,
+    use_qk_l2norm_in_kernel: bool,
+) -> tuple[Any, Any]:
+    import torch
     import torch.nn.functional as F
 
     dtype = query.dtype
