@@ -361,3 +361,26 @@ def test_the_update_census_counts_fewer_operations_with_the_projects_gated_delta
     ]
     reference, ours = (row["ops"] for row in rows)
     assert 0 < ours < reference
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("path", ["fast", "fast-reference-update"])
+def test_the_recipe_step_trains_in_bf16_as_on_a_gpu(tmp_path: Path, path: str) -> None:
+    """On a GPU the trainer runs in bf16 under autocast; the same two steps on CPU, on the 35B-A3B's layer kinds
+    (Gated DeltaNet, MoE), end with a finite loss and gradient on either update kernel."""
+    import math
+
+    import torch
+
+    from bench.gpu.step import bench_config, make_trainer, update_kernel
+
+    config = bench_config(4, 24, 2, path, tmp_path)
+    config = config.model_copy(update={"training": config.training.model_copy(update={"bf16": True})})
+    tokenizer = shapes.shape_tokenizer()
+    model = shapes.build_model("tiny-qwen3.5-moe", tokenizer, "cpu", torch.bfloat16)
+    trainer = make_trainer(model, tokenizer, config, 2)
+    assert trainer.args.bf16 and trainer.gated_delta_route == "torch"
+    with update_kernel(path):
+        trainer.train()
+    logged = [row for row in trainer.state.log_history if "loss" in row]
+    assert len(logged) == 2 and all(math.isfinite(row["loss"]) and math.isfinite(row["grad_norm"]) for row in logged)
