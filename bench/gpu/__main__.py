@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                         "path": path,
                         "max_len": max_len,
                         "scoring": args.scoring,
+                        **({"rollouts": "drawn"} if args.update_only else {}),
                     }
                     reason = skip_reason(time.perf_counter() - started, args.deadline_s, cell_s.get((shape, path)))
                     if reason is not None:
@@ -93,7 +94,7 @@ def run_cell(
 
     from bench.gpu.checks import logprob_check
     from bench.gpu.profile import decode_profile, record_update_batch, update_profile
-    from bench.gpu.scoring import alternate_early_scoring, force_lengths
+    from bench.gpu.scoring import alternate_early_scoring, drawn_rollouts, force_lengths
     from bench.gpu.step import (
         bench_config,
         checkpoint_recorder,
@@ -130,7 +131,7 @@ def run_cell(
         )
         trainer = make_trainer(model, tokenizer, config, steps, reward)
         # A stand-in reward at the recipe's lengths times a step's generation and update with no renderer.
-        forced = scored or args.lengths == "recipe"
+        forced = scored or args.lengths == "recipe" or args.update_only
         lengths = args.lengths if forced else "the policy's"
         emit(
             {
@@ -140,7 +141,9 @@ def run_cell(
                 "lengths": lengths,
             }
         )
-        if forced:
+        if args.update_only:
+            drawn_rollouts(trainer, max_len, args.lengths)
+        elif forced:
             force_lengths(trainer, max_len, args.lengths, paired=args.scoring == "real")
         if scored:
             alternate_early_scoring(trainer)
@@ -155,11 +158,12 @@ def run_cell(
                 trainer.train()
             finally:
                 close_reward(trainer)
-            if first_fast and args.check:
+            if first_fast and args.check and not args.update_only:
                 emit({**cell, "check": logprob_check(trainer, generations)})
             # Every compiled path is profiled, so levers compare part by part; the update only where it is timed whole.
             if path != "default" and args.profile:
-                emit({**cell, "profile": decode_profile(trainer, generations, args.out, path)})
+                if not args.update_only:
+                    emit({**cell, "profile": decode_profile(trainer, generations, args.out, path)})
                 emit({**cell, "update_profile": update_profile(trainer, update_batch, args.out, path)})
         del trainer, model
         gc.collect()
@@ -349,6 +353,13 @@ def main(argv: list[str] | None = None) -> None:
         help="scored cells' completion lengths: between half the budget and the budget, or the recipe's own "
         "distribution (mean 2,000 tokens, 0.7%% of rows at 8,192: bench/gpu/scoring.py), which a stand-in cell "
         "takes too (the step's generation and update at the recipe's lengths on a machine without Chromium)",
+    )
+    parser.add_argument(
+        "--update-only",
+        action="store_true",
+        help="no decode: each step's rollouts are random tokens at the lengths --lengths draws for it, made at once "
+        "(bench/gpu/scoring.py), so the steps time scoring and the update alone; rows say rollouts: drawn, and the "
+        "projection leaves them out",
     )
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the log-prob/loss check")
     parser.add_argument(

@@ -40,7 +40,8 @@ def step_rows(rows: list[dict[str, Any]], prompt_tokens: int) -> list[StepRow]:
             checkpoint_s=checkpoints.get(row["step"]),
         )
         for row in rows
-        if "step" in row and "longest" in row
+        # An update-only cell's rollouts were drawn, not decoded: its steps have no generation to project.
+        if "step" in row and "longest" in row and row.get("rollouts") != "drawn"
     ]
 
 

@@ -13,6 +13,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,11 @@ PATHS: dict[str, dict[str, Any]] = {
     # decodes on CUDA.
     "fast-synced": {"generation_cache": None, "generation_compile": None, "generation_deferred_stop": False},
     # The defaults with the update's Gated DeltaNet forwards through transformers' torch reference instead of the
-    # project's (`TRANSFORMERS_UPDATE`), where the route sends them to torch (fla absent, or wrong on this GPU).
+    # project's, or through the project's with longer chunks (`UPDATE_RULES`), where the route sends them to torch
+    # (fla absent, or wrong on this GPU).
     "fast-reference-update": {"generation_cache": None, "generation_compile": None},
+    "fast-chunk-128": {"generation_cache": None, "generation_compile": None},
+    "fast-chunk-256": {"generation_cache": None, "generation_compile": None},
     # The defaults before those two levers.
     "fast-before": {
         "generation_cache": None,
@@ -51,23 +55,41 @@ PATHS: dict[str, dict[str, Any]] = {
 }
 
 
-# Paths whose difference is in the bench's process, not in the run configuration.
-TRANSFORMERS_UPDATE = {"fast-reference-update"}
+def transformers_reference() -> Any:
+    from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe as modeling
+
+    return modeling.torch_chunk_gated_delta_rule.__wrapped__
+
+
+def chunks_of(size: int) -> Callable[[], Any]:
+    def rule() -> Any:
+        from watercolour.policy.gated_delta_rule import chunk_gated_delta_rule
+
+        return partial(chunk_gated_delta_rule, chunk_size=size)
+
+    return rule
+
+
+# Paths whose difference is in the bench's process, not in the run configuration: the update's Gated DeltaNet rule.
+UPDATE_RULES: dict[str, Callable[[], Any]] = {
+    "fast-reference-update": transformers_reference,
+    "fast-chunk-128": chunks_of(128),
+    "fast-chunk-256": chunks_of(256),
+}
 
 
 @contextmanager
 def update_kernel(path: str) -> Iterator[None]:
-    """On a path of `TRANSFORMERS_UPDATE`, the forwards that record a gradient through the Gated DeltaNet layers run
-    transformers' reference (as the update did before the project's own); on any other, nothing changes."""
-    if path not in TRANSFORMERS_UPDATE:
+    """On a path of `UPDATE_RULES`, the forwards that record a gradient through the Gated DeltaNet layers run that
+    path's rule (transformers' reference, as the update did before the project's own, or the project's with longer
+    chunks); on any other, nothing changes."""
+    if path not in UPDATE_RULES:
         yield
         return
-    from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe as modeling
-
     from watercolour.policy import linear_attention
 
     saved = linear_attention.chunk_gated_delta_rule
-    linear_attention.chunk_gated_delta_rule = modeling.torch_chunk_gated_delta_rule.__wrapped__
+    linear_attention.chunk_gated_delta_rule = UPDATE_RULES[path]()
     try:
         yield
     finally:

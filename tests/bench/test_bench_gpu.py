@@ -384,3 +384,59 @@ def test_the_recipe_step_trains_in_bf16_as_on_a_gpu(tmp_path: Path, path: str) -
         trainer.train()
     logged = [row for row in trainer.state.log_history if "loss" in row]
     assert len(logged) == 2 and all(math.isfinite(row["loss"]) and math.isfinite(row["grad_norm"]) for row in logged)
+
+
+@pytest.mark.timeout(600)
+def test_an_update_only_cell_draws_each_steps_rollouts_at_its_drawn_lengths_without_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.gpu.projection import step_rows
+    from watercolour.rehearsal.lengths import ForcedLengths
+
+    monkeypatch.setitem(shapes.SHAPES, "tiny", TINY)
+    out = tmp_path / "out"
+    main(
+        ["--shapes", "tiny", "--generations", "4", "--max-len", "2500", "--micro-batch", "1", "--paths", "fast"]
+        + ["--fast-steps", "2", "--update-only", "--lengths", "recipe", "--no-check", "--out", str(out)]
+    )
+    rows = [json.loads(line) for line in (out / "bench_gpu.jsonl").read_text().splitlines()]
+    steps = [row for row in rows if "step" in row]
+    assert [row["step"] for row in steps] == [1, 2]
+    for row in steps:
+        # The same lengths a decoded step of the recipe cell draws for that step, each row ended by its EOS.
+        drawn = ForcedLengths(0, 2500, 4, row["step"], "recipe").lengths
+        assert row["rollouts"] == "drawn" and row["tokens"] == sum(drawn) and row["longest"] == max(drawn), row
+        assert row["update_s"] > row["generate_s"]
+    assert len({row["tokens"] for row in steps}) == 2  # each step its own draw
+    # No decode to profile or check; the update's profile is there; the projection leaves the rows out.
+    assert not any("profile" in row or "check" in row for row in rows)
+    assert next(row["update_profile"] for row in rows if "update_profile" in row)["tokens"] > max(drawn)
+    assert step_rows(rows, 100) == []
+
+
+def test_a_longer_chunk_update_path_trains_through_the_projects_rule_with_that_chunk() -> None:
+    import torch
+
+    from bench.gpu.linear_attention import TINY_LAYER, build_layer
+    from bench.gpu.step import update_kernel
+    from watercolour.policy import linear_attention
+    from watercolour.policy.gated_delta_rule import chunk_gated_delta_rule
+
+    layer = build_layer(TINY_LAYER, "cpu", torch.float64)
+    linear_attention.route_gated_delta_rule(torch.nn.Sequential(layer), linear_attention.KernelFacts(fla=False))
+    x = torch.randn(1, 300, TINY_LAYER["hidden_size"], dtype=torch.float64)
+
+    def gradients() -> list:
+        layer.zero_grad(set_to_none=True)
+        layer(x).sum().backward()
+        return [parameter.grad.clone() for parameter in layer.parameters() if parameter.grad is not None]
+
+    default = gradients()
+    with update_kernel("fast-chunk-128"):
+        rule = linear_attention.chunk_gated_delta_rule
+        assert rule.func is chunk_gated_delta_rule and rule.keywords == {"chunk_size": 128}
+        longer = gradients()
+    assert linear_attention.chunk_gated_delta_rule is chunk_gated_delta_rule
+    assert len(default) == len(longer) > 0
+    for a, b in zip(default, longer, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10)
