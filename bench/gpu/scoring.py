@@ -36,13 +36,14 @@ def drawn_rollouts(trainer: Any, budget: int, draw: str = "recipe") -> None:
     pad = model.generation_config.pad_token_id
     pad = eos if pad is None else int(pad)
     vocab = min(len(trainer._tokenizer), model.get_input_embeddings().num_embeddings)
+    filler = min({0, 1, 2} - {eos, pad})  # an ordinary token in place of a drawn EOS or pad
 
     def generate(*args: Any, input_ids: Any, **kwargs: Any) -> Any:
         rows = input_ids.shape[0]
         drawn = lengths.ForcedLengths(eos, budget, rows, trainer.state.global_step + 1, draw).lengths
         generator = torch.Generator().manual_seed(trainer.state.global_step + 1)
         tokens = torch.randint(0, vocab, (rows, max(drawn)), generator=generator)
-        tokens[(tokens == eos) | (tokens == pad)] = 0 if eos and pad else vocab - 1
+        tokens[(tokens == eos) | (tokens == pad)] = filler
         for row, length in enumerate(drawn):
             tokens[row, length - 1] = eos
             tokens[row, length:] = pad
