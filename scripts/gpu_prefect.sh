@@ -21,7 +21,7 @@
 #
 # The levers' paired cells, one `levers` call each (bench/gpu/step.py): PATHS=fast (every lever on), fast-synced
 # (the host waits on every decode step), fast-reference-update (the update through transformers' Gated DeltaNet
-# reference), fast-chunk-128 and fast-chunk-256 (the project's rule with longer chunks), fast-guarded,
+# reference), fast-chunk-64 and fast-chunk-256 (the project's rule with other chunk lengths), fast-guarded,
 # fast-full-cache, fast-before.
 #
 # .gpu/wheels/cudaN (the CUDA compiler TileLang needs) installs apart from Python's path, into /tmp/cuda.
@@ -194,7 +194,7 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
       # The update alone on every update rule, paired in one process: rollouts drawn at the recipe's lengths, no
       # decode (bench.gpu --update-only), each rule's update profile beside its steps.
       python3 -m bench.gpu --shapes "$SHAPE" --generations 8 --max-len "$MAX_LEN" --micro-batch 1 --update-only \
-        --paths ${PATHS:-fast fast-chunk-128 fast-reference-update} --fast-steps 2 --lengths recipe --no-check \
+        --paths ${PATHS:-fast fast-chunk-64 fast-reference-update} --fast-steps 2 --lengths recipe --no-check \
         --deadline-s "${DEADLINE_S:-420}" --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
       ;;
     rehearse)

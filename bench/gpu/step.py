@@ -40,10 +40,10 @@ PATHS: dict[str, dict[str, Any]] = {
     # decodes on CUDA.
     "fast-synced": {"generation_cache": None, "generation_compile": None, "generation_deferred_stop": False},
     # The defaults with the update's Gated DeltaNet forwards through transformers' torch reference instead of the
-    # project's, or through the project's with longer chunks (`UPDATE_RULES`), where the route sends them to torch
+    # project's, or through the project's with other chunk lengths (`UPDATE_RULES`), where the route sends them to torch
     # (fla absent, or wrong on this GPU).
     "fast-reference-update": {"generation_cache": None, "generation_compile": None},
-    "fast-chunk-128": {"generation_cache": None, "generation_compile": None},
+    "fast-chunk-64": {"generation_cache": None, "generation_compile": None},
     "fast-chunk-256": {"generation_cache": None, "generation_compile": None},
     # The defaults before those two levers.
     "fast-before": {
@@ -73,7 +73,7 @@ def chunks_of(size: int) -> Callable[[], Any]:
 # Paths whose difference is in the bench's process, not in the run configuration: the update's Gated DeltaNet rule.
 UPDATE_RULES: dict[str, Callable[[], Any]] = {
     "fast-reference-update": transformers_reference,
-    "fast-chunk-128": chunks_of(128),
+    "fast-chunk-64": chunks_of(64),
     "fast-chunk-256": chunks_of(256),
 }
 
@@ -81,8 +81,8 @@ UPDATE_RULES: dict[str, Callable[[], Any]] = {
 @contextmanager
 def update_kernel(path: str) -> Iterator[None]:
     """On a path of `UPDATE_RULES`, the forwards that record a gradient through the Gated DeltaNet layers run that
-    path's rule (transformers' reference, as the update did before the project's own, or the project's with longer
-    chunks); on any other, nothing changes."""
+    path's rule (transformers' reference, as the update did before the project's own, or the project's with another
+    chunk length); on any other, nothing changes."""
     if path not in UPDATE_RULES:
         yield
         return

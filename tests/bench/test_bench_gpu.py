@@ -414,7 +414,7 @@ def test_an_update_only_cell_draws_each_steps_rollouts_at_its_drawn_lengths_with
     assert step_rows(rows, 100) == []
 
 
-def test_a_longer_chunk_update_path_trains_through_the_projects_rule_with_that_chunk() -> None:
+def test_a_chunk_length_update_path_trains_through_the_projects_rule_with_that_chunk() -> None:
     import torch
 
     from bench.gpu.linear_attention import TINY_LAYER, build_layer
@@ -432,9 +432,9 @@ def test_a_longer_chunk_update_path_trains_through_the_projects_rule_with_that_c
         return [parameter.grad.clone() for parameter in layer.parameters() if parameter.grad is not None]
 
     default = gradients()
-    with update_kernel("fast-chunk-128"):
+    with update_kernel("fast-chunk-64"):
         rule = linear_attention.chunk_gated_delta_rule
-        assert rule.func is chunk_gated_delta_rule and rule.keywords == {"chunk_size": 128}
+        assert rule.func is chunk_gated_delta_rule and rule.keywords == {"chunk_size": 64}
         longer = gradients()
     assert linear_attention.chunk_gated_delta_rule is chunk_gated_delta_rule
     assert len(default) == len(longer) > 0

@@ -46,7 +46,7 @@ def inputs(tokens: int, dtype=torch.float64, decay: float = 1.0):
     )
 
 
-@pytest.mark.parametrize(("tokens", "chunk"), [(1, 256), (37, 256), (100, 32), (300, 64), (513, 256)])
+@pytest.mark.parametrize(("tokens", "chunk"), [(1, 256), (37, 256), (100, 32), (300, 64), (300, 128), (513, 256)])
 def test_the_output_and_final_state_are_the_definitions_and_so_are_the_gradients(tokens: int, chunk: int) -> None:
     args = {name: tensor.requires_grad_(True) for name, tensor in inputs(tokens, decay=0.2).items()}
     out, final = chunk_gated_delta_rule(
@@ -77,7 +77,7 @@ def test_it_returns_what_transformers_reference_returns_in_the_callers_dtype() -
     assert chunk_gated_delta_rule(**args)[1] is None  # no final state unless asked, as transformers' reference
 
 
-@pytest.mark.parametrize("chunk", [64, 256])
+@pytest.mark.parametrize("chunk", [64, 128, 256])
 def test_the_decay_parameters_gradients_keep_float32s_precision(chunk: int) -> None:
     """A_log and dt_bias reach the output only through exp(decay over a span of a chunk). Summed as a difference
     of two running sums (transformers' reference), that span loses digits as the sums grow; summed directly, it keeps
