@@ -2,7 +2,7 @@
 
 `update_profile` does the same for the update: one micro-batch of the last step, forward and backward as the
 trainer ran it, after the timed steps (so the profiler slows none of them), its GPU time sorted into what it went
-to.
+to: by kind of kernel, and by part of the model and phase (`bench/gpu/update_parts.py`).
 
 The rollout keeps the trainer's shapes (same batch, prompt padding and cache length, so the compiled graphs are
 reused) and stops after a few dozen tokens through a stopping criterion rather than a shorter budget, which
@@ -128,13 +128,15 @@ def update_profile(trainer: Any, kept: dict[str, Any], out: Path, name: str = "f
     import torch
     from torch.profiler import ProfilerActivity, profile
 
+    from bench.gpu.update_parts import labelled, table, time_by_part
+
     inputs = kept.get("inputs")
     if inputs is None:
         return {"error": "no update ran"}
     cuda = torch.cuda.is_available()
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     trainer.model.train()
-    with profile(activities=activities) as prof:
+    with labelled(trainer.model), profile(activities=activities) as prof:
         started = time.perf_counter()
         with trainer.compute_loss_context_manager():
             loss = trainer.compute_loss(trainer.model, inputs)
@@ -151,8 +153,11 @@ def update_profile(trainer: Any, kept: dict[str, Any], out: Path, name: str = "f
     device_us = sum(kinds.values())
     tokens = int(inputs["completion_mask"].sum() + inputs["prompt_mask"].sum())
     out.mkdir(parents=True, exist_ok=True)
+    parts = time_by_part(prof.profiler.function_events, device=cuda)
     (out / f"update-profile-{name}.txt").write_text(
         events.table(sort_by="self_device_time_total" if device_us else "self_cpu_time_total", row_limit=40)
+        + "\n"
+        + table(parts, "GPU" if cuda else "CPU")
     )
     return {
         "tokens": tokens,
@@ -160,4 +165,6 @@ def update_profile(trainer: Any, kept: dict[str, Any], out: Path, name: str = "f
         "device_s": round(device_us / 1e6, 3),
         "kernel_launches": sum(event.count for event in kernels),
         "device_s_by_kind": {kind: round(us / 1e6, 3) for kind, us in sorted(kinds.items(), key=lambda kv: -kv[1])},
+        # On a machine without a GPU, CPU seconds.
+        "s_by_part": {part: {phase: round(s, 3) for phase, s in row.items()} for part, row in parts.items()},
     }

@@ -410,7 +410,11 @@ def test_an_update_only_cell_draws_each_steps_rollouts_at_its_drawn_lengths_with
     assert len({row["tokens"] for row in steps}) == 2  # each step its own draw
     # No decode to profile or check; the update's profile is there; the projection leaves the rows out.
     assert not any("profile" in row or "check" in row for row in rows)
-    assert next(row["update_profile"] for row in rows if "update_profile" in row)["tokens"] > max(drawn)
+    update = next(row["update_profile"] for row in rows if "update_profile" in row)
+    assert update["tokens"] > max(drawn)
+    # Its time by part of the model: the attention layers' and the adapters' forwards and backwards.
+    for part in ("full attention layers", "LoRA adapters", "LM head and log-probs (TRL's chunked kernel)"):
+        assert update["s_by_part"][part]["forward"] > 0 and update["s_by_part"][part]["backward"] > 0, part
     assert step_rows(rows, 100) == []
 
 
