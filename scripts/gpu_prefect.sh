@@ -17,11 +17,12 @@
 #     PATHS=fast-before bash scripts/gpu_prefect.sh levers      # bench.gpu's recipe step on one path, with profiles
 #     SCORING=stand-in PRESET=offline bash scripts/gpu_prefect.sh levers   # an instant reward: no renderer
 #     bash scripts/gpu_prefect.sh install-bench kernels levers  # carrying .gpu/wheels/bench: the benchmark in one call
-#     bash scripts/gpu_prefect.sh install-bench update          # the update alone, each Gated DeltaNet rule, paired
+#     bash scripts/gpu_prefect.sh install-bench update          # the update alone: cut and padded micro-batches, chunks
 #
 # The levers' paired cells, one `levers` call each (bench/gpu/step.py): PATHS=fast (every lever on), fast-synced
 # (the host waits on every decode step), fast-reference-update (the update through transformers' Gated DeltaNet
-# reference), fast-chunk-64 and fast-chunk-256 (the project's rule with other chunk lengths), fast-guarded,
+# reference), fast-chunk-64 and fast-chunk-256 (the project's rule with other chunk lengths), fast-padded-update
+# (each update micro-batch as wide as TRL pads the group), fast-guarded,
 # fast-full-cache, fast-before.
 #
 # .gpu/wheels/cudaN (the CUDA compiler TileLang needs) installs apart from Python's path, into /tmp/cuda.
@@ -191,10 +192,11 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
       python3 -m bench.gpu.projection "$OUT/bench_gpu.jsonl" | tee "$OUT/levers-projection.md"
       ;;
     update)
-      # The update alone on every update rule, paired in one process: rollouts drawn at the recipe's lengths, no
-      # decode (bench.gpu --update-only), each rule's update profile beside its steps.
+      # The update alone, paired in one process: each micro-batch cut to its rows (the default), as TRL pads it, and
+      # with the former 64-token chunks; rollouts drawn at the recipe's lengths, no decode (bench.gpu
+      # --update-only), each path's update profile beside its steps.
       python3 -m bench.gpu --shapes "$SHAPE" --generations 8 --max-len "$MAX_LEN" --micro-batch 1 --update-only \
-        --paths ${PATHS:-fast fast-chunk-64 fast-reference-update} --fast-steps 2 --lengths recipe --no-check \
+        --paths ${PATHS:-fast fast-padded-update fast-chunk-64} --fast-steps 2 --lengths recipe --no-check \
         --deadline-s "${DEADLINE_S:-420}" --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
       ;;
     rehearse)

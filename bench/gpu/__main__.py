@@ -96,6 +96,7 @@ def run_cell(
     from bench.gpu.profile import decode_profile, record_update_batch, update_profile
     from bench.gpu.scoring import alternate_early_scoring, drawn_rollouts, force_lengths
     from bench.gpu.step import (
+        PADDED_UPDATE,
         bench_config,
         checkpoint_recorder,
         make_trainer,
@@ -130,6 +131,7 @@ def run_cell(
             else spread_reward
         )
         trainer = make_trainer(model, tokenizer, config, steps, reward)
+        trainer.trim_micro_batches = path != PADDED_UPDATE
         # A stand-in reward at the recipe's lengths times a step's generation and update with no renderer.
         forced = scored or args.lengths == "recipe" or args.update_only
         lengths = args.lengths if forced else "the policy's"

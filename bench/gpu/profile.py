@@ -128,7 +128,7 @@ def update_profile(trainer: Any, kept: dict[str, Any], out: Path, name: str = "f
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from bench.gpu.update_parts import labelled, table, time_by_part
+    from bench.gpu.update_parts import RANGE, labelled, table, time_by_part
 
     inputs = kept.get("inputs")
     if inputs is None:
@@ -146,12 +146,19 @@ def update_profile(trainer: Any, kept: dict[str, Any], out: Path, name: str = "f
     trainer.model.zero_grad(set_to_none=True)
     events = prof.key_averages()
     # Kernels only: an operator's row repeats the time of the kernels it launched.
-    kernels = [event for event in events if event.device_type == torch.autograd.DeviceType.CUDA]
+    # (The part ranges show on the GPU's timeline as spans over their kernels: not kernels.)
+    kernels = [
+        event
+        for event in events
+        if event.device_type == torch.autograd.DeviceType.CUDA and not event.key.startswith(RANGE)
+    ]
     kinds: dict[str, float] = {}
     for event in kernels:
         kinds[kernel_kind(event.key)] = kinds.get(kernel_kind(event.key), 0.0) + event.self_device_time_total
     device_us = sum(kinds.values())
     tokens = int(inputs["completion_mask"].sum() + inputs["prompt_mask"].sum())
+    rows, completion_width = inputs["completion_ids"].shape
+    positions = rows * (inputs["prompt_ids"].shape[1] + completion_width)  # what every layer computes, padding too
     out.mkdir(parents=True, exist_ok=True)
     parts = time_by_part(prof.profiler.function_events, device=cuda)
     (out / f"update-profile-{name}.txt").write_text(
@@ -161,6 +168,8 @@ def update_profile(trainer: Any, kept: dict[str, Any], out: Path, name: str = "f
     )
     return {
         "tokens": tokens,
+        "positions": positions,
+        "completion_width": completion_width,
         "wall_s": round(wall, 3),
         "device_s": round(device_us / 1e6, 3),
         "kernel_launches": sum(event.count for event in kernels),

@@ -45,7 +45,9 @@ PATHS: dict[str, dict[str, Any]] = {
     "fast-reference-update": {"generation_cache": None, "generation_compile": None},
     "fast-chunk-64": {"generation_cache": None, "generation_compile": None},
     "fast-chunk-256": {"generation_cache": None, "generation_compile": None},
-    # The defaults before those two levers.
+    # The defaults with each update micro-batch as wide as TRL pads the whole group (`PADDED_UPDATE`).
+    "fast-padded-update": {"generation_cache": None, "generation_compile": None},
+    # The defaults before the skipped guards and the written cache blocks.
     "fast-before": {
         "generation_cache": None,
         "generation_compile": None,
@@ -68,6 +70,10 @@ def chunks_of(size: int) -> Callable[[], Any]:
         return partial(chunk_gated_delta_rule, chunk_size=size)
 
     return rule
+
+
+# A path whose update runs TRL's micro-batches uncut (watercolour/training/micro_batch.py): the padding's cost.
+PADDED_UPDATE = "fast-padded-update"
 
 
 # Paths whose difference is in the bench's process, not in the run configuration: the update's Gated DeltaNet rule.

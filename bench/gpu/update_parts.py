@@ -133,7 +133,12 @@ def time_by_part(events: list[Any], device: bool) -> dict[str, dict[str, float]]
             row[phase] += own / 1e6
     if device:  # kernels no recorded operation launched
         launched = sum(event.self_device_time_total for event in operations)
-        kernels = sum(event.device_time_total for event in events if event.device_type != DeviceType.CPU)
+        # The ranges themselves show on the GPU's timeline too (spans over their kernels): not kernels.
+        kernels = sum(
+            event.device_time_total
+            for event in events
+            if event.device_type != DeviceType.CPU and not event.name.startswith(RANGE)
+        )
         if kernels - launched > 0:
             seconds[UNLAUNCHED] = {**dict.fromkeys(PHASES, 0.0), "forward": (kernels - launched) / 1e6}
     return dict(sorted(seconds.items(), key=lambda kv: -sum(kv[1].values())))

@@ -397,9 +397,11 @@ def test_an_update_only_cell_draws_each_steps_rollouts_at_its_drawn_lengths_with
     out = tmp_path / "out"
     main(
         ["--shapes", "tiny", "--generations", "4", "--max-len", "2500", "--micro-batch", "1", "--paths", "fast"]
-        + ["--fast-steps", "2", "--update-only", "--lengths", "recipe", "--no-check", "--out", str(out)]
+        + ["fast-padded-update", "--fast-steps", "2", "--update-only", "--lengths", "recipe", "--no-check"]
+        + ["--out", str(out)]
     )
-    rows = [json.loads(line) for line in (out / "bench_gpu.jsonl").read_text().splitlines()]
+    everything = [json.loads(line) for line in (out / "bench_gpu.jsonl").read_text().splitlines()]
+    rows = [row for row in everything if row["path"] == "fast"]
     steps = [row for row in rows if "step" in row]
     assert [row["step"] for row in steps] == [1, 2]
     for row in steps:
@@ -412,6 +414,13 @@ def test_an_update_only_cell_draws_each_steps_rollouts_at_its_drawn_lengths_with
     assert not any("profile" in row or "check" in row for row in rows)
     update = next(row["update_profile"] for row in rows if "update_profile" in row)
     assert update["tokens"] > max(drawn)
+    # A micro-batch of one row, cut to what it holds: no padding. Uncut, it is as wide as the group's longest row.
+    assert update["positions"] == update["tokens"]
+    padded = next(
+        row["update_profile"] for row in everything if row["path"] == "fast-padded-update" and "update_profile" in row
+    )
+    last_group = ForcedLengths(0, 2500, 4, 2, "recipe").lengths  # the profiled micro-batch is step 2's
+    assert padded["completion_width"] == max(last_group) and padded["positions"] >= padded["tokens"]
     # Its time by part of the model: the attention layers' and the adapters' forwards and backwards.
     for part in ("full attention layers", "LoRA adapters", "LM head and log-probs (TRL's chunked kernel)"):
         assert update["s_by_part"][part]["forward"] > 0 and update["s_by_part"][part]["backward"] > 0, part

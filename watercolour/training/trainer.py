@@ -48,6 +48,7 @@ from watercolour.run_records.rollout_store import RolloutStore
 from watercolour.run_records.run_dir import CHECKPOINTS_DIR
 from watercolour.run_records.trainer_callbacks import CurvesCallback, Echo, QuietProgress, tell
 from watercolour.training.distributed import ScoredSlices, per_process_config, refuse_repaint_in_processes
+from watercolour.training.micro_batch import trimmed
 from watercolour.training.paint_ahead import episode_seeds, render_ahead
 from watercolour.training.repaint_reward import RepaintReward, StepClock, close_episodes, episode_factory
 from watercolour.training.scoring_route import FanOut, describe, reward_for
@@ -92,6 +93,15 @@ class TimedGRPOTrainer(GRPOTrainer):
             return super()._generate_and_score_completions(inputs)
         finally:
             self._batch_rows = None
+
+    # Cut each update micro-batch to the columns its rows hold (`watercolour.training.micro_batch`); off only to
+    # measure what the padding costs.
+    trim_micro_batches = True
+
+    def _prepare_inputs(self, generation_batch: Any) -> Any:
+        inputs = super()._prepare_inputs(generation_batch)
+        training = self.model is not None and self.model.training
+        return trimmed(inputs) if self.trim_micro_batches and training else inputs
 
     # Decode rollouts with the LoRA merged into the weights (`watercolour.policy.rollout_weights`); set from the plan.
     merge_for_rollouts: MergedForRollouts | None = None
