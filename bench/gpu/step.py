@@ -72,7 +72,7 @@ def chunks_of(size: int) -> Callable[[], Any]:
     return rule
 
 
-# A path whose update runs TRL's micro-batches uncut (watercolour/training/micro_batch.py): the padding's cost.
+# A path whose update runs TRL's micro-batches uncut (`trimmed` in watercolour/training/trainer.py): the padding's cost.
 PADDED_UPDATE = "fast-padded-update"
 
 

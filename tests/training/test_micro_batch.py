@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from watercolour.training.micro_batch import trimmed
+from watercolour.training.trainer import trimmed
 
 
 def micro_batch(prompt_lengths: list[int], completion_lengths: list[int], prompt_width: int, width: int) -> dict:

@@ -48,7 +48,6 @@ from watercolour.run_records.rollout_store import RolloutStore
 from watercolour.run_records.run_dir import CHECKPOINTS_DIR
 from watercolour.run_records.trainer_callbacks import CurvesCallback, Echo, QuietProgress, tell
 from watercolour.training.distributed import ScoredSlices, per_process_config, refuse_repaint_in_processes
-from watercolour.training.micro_batch import trimmed
 from watercolour.training.paint_ahead import episode_seeds, render_ahead
 from watercolour.training.repaint_reward import RepaintReward, StepClock, close_episodes, episode_factory
 from watercolour.training.scoring_route import FanOut, describe, reward_for
@@ -94,8 +93,8 @@ class TimedGRPOTrainer(GRPOTrainer):
         finally:
             self._batch_rows = None
 
-    # Cut each update micro-batch to the columns its rows hold (`watercolour.training.micro_batch`); off only to
-    # measure what the padding costs.
+    # Cut each update micro-batch to the columns its rows hold (`trimmed`); off only to measure what the padding
+    # costs.
     trim_micro_batches = True
 
     def _prepare_inputs(self, generation_batch: Any) -> Any:
@@ -249,6 +248,59 @@ class TimedGRPOTrainer(GRPOTrainer):
             if self._checkpoint_s is not None:
                 logs["time/checkpoint_s"], self._checkpoint_s = self._checkpoint_s, None
         super().log(logs, *args, **kwargs)
+
+
+# TRL's per-completion-token fields (GRPOTrainer._generate_and_score_completions), cut with the completions.
+PER_TOKEN = (
+    "completion_ids",
+    "completion_mask",
+    "tool_mask",
+    "old_per_token_logps",
+    "sampling_per_token_logps",
+    "ref_per_token_logps",
+    "importance_sampling_ratio",
+    "advantages",
+)
+PROMPT = ("prompt_ids", "prompt_mask")
+# Fields whose layout ties prompt and completion columns to images: a micro-batch that has one is left whole.
+MULTIMODAL = (
+    "pixel_values",
+    "image_grid_thw",
+    "pixel_attention_mask",
+    "token_type_ids",
+    "mm_token_type_ids",
+    "image_position_ids",
+)
+
+
+def trimmed(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The micro-batch without the prompt columns no row holds (left) and the completion columns after its longest
+    row (right); the same dict when there is nothing to cut or the micro-batch carries images.
+
+    TRL pads a group's completions to the group's longest and its prompts to the longest prompt, then slices the
+    update's micro-batches out of that: at the recipe's 1 × 8, a group whose longest row has 6,770 tokens ran the
+    update over 8 × 6,770 completion positions for its 22,190 tokens. The padding changes nothing the loss sees
+    (completions are padded after every real token of a causal model; prompts before theirs, masked, and rotary
+    positions enter attention only as differences), but every layer computes it. Cut, the loss and its gradients
+    are the padded batch's (`tests/training/test_micro_batch.py`)."""
+    if any(key in inputs for key in MULTIMODAL) or "completion_mask" not in inputs:
+        return inputs
+    completion_mask, prompt_mask = inputs["completion_mask"], inputs["prompt_mask"]
+    width = completion_mask.size(1)
+    held = completion_mask.any(0).nonzero()
+    keep = int(held[-1]) + 1 if len(held) else 1  # a fully masked micro-batch keeps one column
+    first = prompt_mask.any(0).nonzero()
+    drop = int(first[0]) if len(first) else 0
+    if keep == width and drop == 0:
+        return inputs
+    cut = dict(inputs)
+    for key in PER_TOKEN:
+        value = cut.get(key)
+        if value is not None and getattr(value, "dim", lambda: 0)() >= 2 and value.size(1) == width:
+            cut[key] = value[:, :keep]
+    for key in PROMPT:
+        cut[key] = cut[key][:, drop:]
+    return cut
 
 
 def peak_memory_gib() -> float:
