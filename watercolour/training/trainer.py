@@ -296,7 +296,7 @@ def trimmed(inputs: dict[str, Any]) -> dict[str, Any]:
     cut = dict(inputs)
     for key in PER_TOKEN:
         value = cut.get(key)
-        if value is not None and getattr(value, "dim", lambda: 0)() >= 2 and value.size(1) == width:
+        if isinstance(value, torch.Tensor) and value.dim() >= 2 and value.size(1) == width:
             cut[key] = value[:, :keep]
     for key in PROMPT:
         cut[key] = cut[key][:, drop:]
