@@ -123,9 +123,10 @@ class TrainingSettings(BaseModel):
         default=None,
         description="Decode on a GPU without waiting for each step to finish: transformers' deferred stop check "
         "(which it enables only on Apple GPUs) reads whether every row has ended, and hands a streamer its tokens, "
-        "one step late, so the host queues the next step while the GPU runs this one; a batch that ends runs one "
-        "decode step more, which is undone (watercolour.policy.generation.stop_checks_deferred). None = on whenever "
-        "the decode step is compiled.",
+        "one step late, and sampling checks its probabilities on the device, raising when the rollout ends, so the "
+        "host queues the next step while the GPU runs this one; a batch that ends runs one decode step more, which "
+        "is undone (watercolour.policy.generation.decode_without_waiting). None = on whenever the decode step is "
+        "compiled.",
     )
     start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
     warm_start_examples: int = Field(

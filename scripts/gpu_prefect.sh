@@ -18,6 +18,7 @@
 #     SCORING=stand-in PRESET=offline bash scripts/gpu_prefect.sh levers   # an instant reward: no renderer
 #     bash scripts/gpu_prefect.sh install-bench kernels levers  # carrying .gpu/wheels/bench: the benchmark in one call
 #     bash scripts/gpu_prefect.sh install-bench update          # the update alone: cut and padded micro-batches, chunks
+#     bash scripts/gpu_prefect.sh install-bench gpu-tests       # the tests only a GPU runs (pytest -m gpu)
 #
 # The levers' paired cells, one `levers` call each (bench/gpu/step.py): PATHS=fast (every lever on), fast-synced
 # (the host waits on every decode step), fast-reference-update (the update through transformers' Gated DeltaNet
@@ -179,6 +180,11 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
         --fast-steps 2 --scoring recipe --preset judge-led --lengths recipe --no-check --no-profile --deadline-s 420 \
         --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
       python3 -m bench.gpu.projection "$OUT/bench_gpu.jsonl" | tee "$OUT/bench-projection.md"
+      ;;
+    gpu-tests)
+      # The tests only a GPU runs (never in CI): the decode loop's sampled tokens and its waits, with and without
+      # waiting on each step.
+      python3 -m pytest -q -p no:cacheprovider -m gpu tests/policy/test_generation.py 2>&1 | tail -n 30
       ;;
     kernels)
       python3 -m bench.gpu.linear_attention --tokens 2048 9092 --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"

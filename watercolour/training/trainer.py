@@ -29,12 +29,12 @@ from watercolour.policy.adapter import load_policy
 from watercolour.policy.early_scoring import scoring_during_generation
 from watercolour.policy.generation import (
     UnguardedDecode,
+    decode_without_waiting,
     grpo_kwargs,
     input_grad_hooks_paused,
     prepare_rollouts,
     resolve,
     rollout_key,
-    stop_checks_deferred,
 )
 from watercolour.policy.linear_attention import FIX, route_gated_delta_rule
 from watercolour.policy.loading import resolve_model, set_cpu_threads
@@ -127,7 +127,7 @@ class TimedGRPOTrainer(GRPOTrainer):
     unguarded_decode: UnguardedDecode | None = None
     # Key positions per block of the decode step's written-only attention: the static cache is sized in whole blocks.
     cache_block = 0
-    # Decode without waiting on the GPU every step (`stop_checks_deferred`); set from the generation plan.
+    # Decode without waiting on the GPU every step (`decode_without_waiting`); set from the generation plan.
     deferred_stop = False
 
     # The longest prompt of the batch being generated, and whether TRL's tool loop is running (repaint episodes).
@@ -195,7 +195,7 @@ class TimedGRPOTrainer(GRPOTrainer):
         try:
             with (
                 unguarded(key) if unguarded is not None else nullcontext(),
-                stop_checks_deferred() if self.deferred_stop else nullcontext(),
+                decode_without_waiting() if self.deferred_stop else nullcontext(),
             ):
                 completion_ids, logprobs = super()._generate_single_turn(prompt_ids, images, inputs, *args, **kw)
         finally:
