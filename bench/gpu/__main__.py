@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.gpu.profile import decode_summary
 from bench.gpu.step import PATHS
 
 
@@ -371,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("bench-gpu-out"))
     args = parser.parse_args(argv)
     rows = run(args)
-    table = "\n\n".join(part for part in (summary(rows), scoring_summary(rows)) if part)
+    table = "\n\n".join(part for part in (summary(rows), scoring_summary(rows), decode_summary(rows)) if part)
     (args.out / "bench_gpu.md").write_text(table + "\n")
     print(table)
     checks = [row["check"] for row in rows if "check" in row]

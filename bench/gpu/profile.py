@@ -105,6 +105,32 @@ def compiled_step_parts(events: Any) -> dict[str, float]:
     }
 
 
+DECODE_COLUMNS = {
+    "wall_ms_per_token": "wall ms a step",
+    "device_ms_per_token": "GPU ms a step",
+    "step_device_ms": "compiled step GPU ms",
+    "guards_ms": "guards ms",
+    "graph_launch_ms": "graph launch ms",
+    "stream_syncs": "reads of results a step",
+    "stream_sync_ms": "read wait ms",
+    "event_wait_ms": "event wait ms",
+}
+
+
+def decode_summary(rows: list[dict[str, Any]]) -> str:
+    """One line per profiled path: a decode step's wall time against the GPU's, and what the host spent and waited
+    in it (the compiled step's columns are empty where nothing compiled, as on a CPU)."""
+    lines = [
+        "| shape | G | path | " + " | ".join(DECODE_COLUMNS.values()) + " |",
+        "|---|---|---|" + "---|" * len(DECODE_COLUMNS),
+    ]
+    for row in rows:
+        if "profile" in row:
+            values = [str(row["profile"].get(key, "-")) for key in DECODE_COLUMNS]
+            lines.append(f"| {row['shape']} | {row['generations']} | {row['path']} | " + " | ".join(values) + " |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 # Where a kernel's GPU time goes, by its name (first match wins); the rest is "other" (copies, norms, activations).
 KERNEL_KINDS: list[tuple[str, tuple[str, ...]]] = [
     ("gated delta, fla", ("chunk_", "fused_recurrent", "gated_delta", "tilelang", "_kkt", "solve_tril", "wy_")),

@@ -47,6 +47,10 @@ def test_bench_runs_both_paths_and_checks(tmp_path: Path, monkeypatch: pytest.Mo
     assert update["tokens"] > 2 and update["wall_s"] > 0, update
     assert "aten::" in (Path("bench-gpu-out") / "update-profile-fast.txt").read_text()
     assert (Path("bench-gpu-out") / "profile-fast.txt").exists()
+    # The decode profile's table: wall time against the GPU's; nothing compiles on a CPU, so those columns are empty.
+    (decode_line,) = [line for line in table.splitlines() if line.startswith("| tiny | 2 | fast |")]
+    wall, device, compiled = decode_line.split(" | ")[3:6]
+    assert float(wall) > 0 and float(device) == 0 and compiled == "-"
 
 
 def test_a_cell_that_would_run_past_the_deadline_is_not_started() -> None:
