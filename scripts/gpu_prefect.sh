@@ -19,6 +19,8 @@
 #     bash scripts/gpu_prefect.sh install-bench kernels levers  # carrying .gpu/wheels/bench: the benchmark in one call
 #     bash scripts/gpu_prefect.sh install-bench update          # the update alone: cut and padded micro-batches, chunks
 #     bash scripts/gpu_prefect.sh install-bench gpu-tests       # the tests only a GPU runs (pytest -m gpu)
+#     bash scripts/gpu_prefect.sh park .gpu/wheels/tilelang1    # fla's own backward through TileLang: one call each
+#     ... tilelang2, cuda1, cuda2; then, carrying .gpu/wheels/bench: install-bench kernels update
 #
 # The levers' paired cells, one `levers` call each (bench/gpu/step.py): PATHS=fast (every lever on), fast-synced
 # (the host waits on every decode step), fast-reference-update (the update through transformers' Gated DeltaNet
@@ -26,7 +28,8 @@
 # (each update micro-batch as wide as TRL pads the group), fast-guarded,
 # fast-full-cache, fast-before.
 #
-# .gpu/wheels/cudaN (the CUDA compiler TileLang needs) installs apart from Python's path, into /tmp/cuda.
+# .gpu/wheels/tilelangN installs with the rest; .gpu/wheels/cudaN (the compiler TileLang needs) apart from Python's
+# path, into /tmp/cuda.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
@@ -58,6 +61,25 @@ render_env() {
   ls "$PARKED"/_gpu_render_parts_p* >/dev/null 2>&1 || return 0
   # shellcheck disable=SC1091
   source scripts/gpu_render_env.sh "$PARKED" >/dev/null || exit 1
+}
+
+install_tilelang() {
+  # TileLang's wheels and the CUDA compiler it builds with, where earlier calls parked them (.gpu/wheels/tilelangN,
+  # .gpu/wheels/cudaN): TileLang into Python's path, the compiler apart from it, so torch keeps its CUDA libraries.
+  ls "$PARKED"/_gpu_wheels_tilelang* >/dev/null 2>&1 || return 0
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    "$PARKED"/_gpu_wheels_tilelang*/*.whl || return 1
+  ls "$PARKED"/_gpu_wheels_cuda* >/dev/null 2>&1 || { echo "TileLang without the CUDA compiler: park cudaN" >&2; return 1; }
+  mkdir -p /tmp/cuda-wheels && cp "$PARKED"/_gpu_wheels_cuda*/*.whl /tmp/cuda-wheels/ 2>/dev/null
+  for first in "$PARKED"/_gpu_wheels_cuda*/*.whl.part00; do  # a wheel that travelled in pieces
+    [ -e "$first" ] || continue
+    name=$(basename "${first%.part00}")
+    for piece in "$PARKED"/_gpu_wheels_cuda*/"$name".part*; do echo "${piece##*.part} $piece"; done | sort -n \
+      | cut -d' ' -f2 | xargs cat >"/tmp/cuda-wheels/$name"
+  done
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/cuda \
+    /tmp/cuda-wheels/*.whl || return 1
+  export CUDA_HOME=/tmp/cuda/nvidia/cu13 && "$CUDA_HOME/bin/nvcc" --version | tail -n 2
 }
 
 flow_run() { cat /tmp/flow-run-id; }
@@ -96,18 +118,7 @@ for stage in "$@"; do
     install)
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
         "$PARKED"/_gpu_wheels_p*/*.whl || exit 1
-      if ls "$PARKED"/_gpu_wheels_cuda* >/dev/null 2>&1; then
-        mkdir -p /tmp/cuda-wheels && cp "$PARKED"/_gpu_wheels_cuda*/*.whl /tmp/cuda-wheels/ 2>/dev/null
-        for first in "$PARKED"/_gpu_wheels_cuda*/*.whl.part00; do  # a wheel that travelled in pieces
-          [ -e "$first" ] || continue
-          name=$(basename "${first%.part00}")
-          for piece in "$PARKED"/_gpu_wheels_cuda*/"$name".part*; do echo "${piece##*.part} $piece"; done | sort -n \
-            | cut -d' ' -f2 | xargs cat >"/tmp/cuda-wheels/$name"
-        done
-        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/cuda \
-          /tmp/cuda-wheels/*.whl || exit 1
-        export CUDA_HOME=/tmp/cuda/nvidia/cu13 && "$CUDA_HOME/bin/nvcc" --version | tail -n 2
-      fi
+      install_tilelang || exit 1
       nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
       python3 -c "import torch, trl, transformers, prefect, fla; print('torch', torch.__version__, 'trl', \
 trl.__version__, 'transformers', transformers.__version__, 'prefect', prefect.__version__)" || exit 1
@@ -118,6 +129,7 @@ trl.__version__, 'transformers', transformers.__version__, 'prefect', prefect.__
       # The benchmark's wheels only (no Prefect), from the carried folder: kernels and levers need no more.
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
         .gpu/wheels/bench/*.whl || exit 1
+      install_tilelang || exit 1
       nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
       python3 -c "import torch, trl, transformers, fla, bench.gpu; print('torch', torch.__version__, 'trl', \
 trl.__version__, 'transformers', transformers.__version__)" || exit 1
