@@ -62,7 +62,11 @@ def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast"
     (out / f"profile-{name}.txt").write_text(
         events.table(sort_by="self_cpu_time_total", row_limit=25)
         + "\n"
-        + (events.table(sort_by="self_device_time_total", row_limit=25) if device_us else "")
+        + (
+            events.table(sort_by="self_device_time_total", row_limit=40, max_name_column_width=120)
+            if device_us
+            else ""
+        )
     )
     return {
         "tokens": tokens,
@@ -70,7 +74,12 @@ def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast"
         "device_ms_per_token": round(device_us / 1000 / tokens, 2),
         "device_busy_share": round(device_us / 1e6 / wall, 3),
         **compiled_step_parts(events),
+        **compiled_step_kernels(prof.profiler.function_events),
     }
+
+
+# The profiler's name for a call of a graph inductor compiled: one a decode step where it compiled whole.
+COMPILED_CALL = "## Call CompiledFxGraph"
 
 
 def compiled_step_parts(events: Any) -> dict[str, float]:
@@ -79,7 +88,7 @@ def compiled_step_parts(events: Any) -> dict[str, float]:
     waits for the GPU: reads that drain it (a decode loop that never waits has about none a step) and waits on an
     event."""
     rows = {event.key: event for event in events}
-    graphs = [event for event in events if event.key.startswith("## Call CompiledFxGraph")]
+    graphs = [event for event in events if event.key.startswith(COMPILED_CALL)]
     calls = sum(event.count for event in graphs)
     if not calls:
         return {}
@@ -131,11 +140,39 @@ def decode_summary(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
+def compiled_step_kernels(function_events: Any) -> dict[str, Any]:
+    """The kernels of a call of the compiled decode step (those its CUDA graph replays, credited to the call), per
+    call: how many, and their GPU time by kind (`KERNEL_KINDS`). Empty where nothing compiled."""
+    calls, launches = 0, 0
+    kinds: dict[str, float] = {}
+    for event in function_events:
+        if not event.name.startswith(COMPILED_CALL):
+            continue
+        calls += 1
+        stack = [event]
+        while stack:
+            current = stack.pop()
+            stack.extend(current.cpu_children)
+            for kernel in current.kernels:
+                launches += 1
+                kinds[kernel_kind(kernel.name)] = kinds.get(kernel_kind(kernel.name), 0.0) + kernel.duration
+    if not calls:
+        return {}
+    return {
+        "step_kernels": round(launches / calls, 1),
+        "step_device_ms_by_kind": {
+            kind: round(us / 1000 / calls, 2) for kind, us in sorted(kinds.items(), key=lambda kv: -kv[1])
+        },
+    }
+
+
 # Where a kernel's GPU time goes, by its name (first match wins); the rest is "other" (copies, norms, activations).
 KERNEL_KINDS: list[tuple[str, tuple[str, ...]]] = [
     ("gated delta, fla", ("chunk_", "fused_recurrent", "gated_delta", "tilelang", "_kkt", "solve_tril", "wy_")),
-    ("attention", ("flash", "fmha", "cudnn", "attention", "sdpa")),
-    ("MoE experts", ("grouped", "group_gemm", "moe")),
+    # Inductor's templates in a compiled decode step are flex attention's (the written cache blocks).
+    ("attention", ("flash", "fmha", "cudnn", "attention", "sdpa", "triton_tem")),
+    # torch's grouped GEMM is a cutlass kernel whose mangled name carries its problem shape's type.
+    ("MoE experts", ("grouped", "group_gemm", "groupproblemshape", "moe")),
     ("matmuls", ("gemm", "cutlass", "xmma", "nvjet", "cublas", "matmul", "sm90", "wgmma")),
     ("elementwise", ("elementwise", "vectorized", "unrolled", "reduce", "triton_")),
 ]

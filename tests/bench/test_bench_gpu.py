@@ -308,6 +308,35 @@ def test_the_decode_profile_reads_the_compiled_steps_gpu_time_host_costs_and_wai
     assert compiled_step_parts([event("aten::mm", 3, device_us=10)]) == {}  # nothing compiled: nothing to say
 
 
+def test_the_decode_profile_sorts_the_compiled_steps_kernels_by_kind_per_call() -> None:
+    from types import SimpleNamespace
+
+    from bench.gpu.profile import compiled_step_kernels
+
+    def kernel(name: str, us: float) -> SimpleNamespace:
+        return SimpleNamespace(name=name, duration=us)
+
+    def call() -> SimpleNamespace:
+        # The graph's kernels hang under the call's launch (the CUDA runtime's event), not the call itself.
+        launch = SimpleNamespace(
+            name="cudaGraphLaunch",
+            cpu_children=[],
+            kernels=[
+                kernel("_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalINS1_17GroupProblemShapeI", 6000),
+                kernel("nvjet_sm90_tst_64x8", 5),
+                kernel("triton_tem_fused__to_copy_all_bitwise_and", 400),
+            ],
+        )
+        return SimpleNamespace(name="## Call CompiledFxGraph abc", cpu_children=[launch], kernels=[])
+
+    prefill = SimpleNamespace(name="aten::mm", cpu_children=[], kernels=[kernel("nvjet_sm90_tst_512x8", 9000)])
+    assert compiled_step_kernels([call(), prefill, call()]) == {
+        "step_kernels": 3.0,
+        "step_device_ms_by_kind": {"MoE experts": 6.0, "attention": 0.4, "matmuls": 0.01},
+    }
+    assert compiled_step_kernels([prefill]) == {}
+
+
 def test_a_refused_kernel_is_reported_by_its_compilers_error_line() -> None:
     from bench.gpu.linear_attention import telling_line
 
