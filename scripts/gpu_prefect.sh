@@ -19,6 +19,8 @@
 #     bash scripts/gpu_prefect.sh install-bench kernels levers  # carrying .gpu/wheels/bench: the benchmark in one call
 #     bash scripts/gpu_prefect.sh install-bench update          # the update alone: cut and padded micro-batches, chunks
 #     bash scripts/gpu_prefect.sh install-bench gpu-tests       # the tests only a GPU runs (pytest -m gpu)
+#     bash scripts/gpu_prefect.sh decode                        # decode steps waited on and not, paired
+#     SHAPE=qwen3-4b GENERATIONS=16 MAX_LEN=2048 bash scripts/gpu_prefect.sh decode
 #     bash scripts/gpu_prefect.sh park .gpu/wheels/tilelang1    # fla's own backward through TileLang: one call each
 #     ... tilelang2, cuda1, cuda2; then, carrying .gpu/wheels/bench: install-bench kernels update
 #
@@ -192,6 +194,13 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
         --fast-steps 2 --scoring recipe --preset judge-led --lengths recipe --no-check --no-profile --deadline-s 420 \
         --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
       python3 -m bench.gpu.projection "$OUT/bench_gpu.jsonl" | tee "$OUT/bench-projection.md"
+      ;;
+    decode)
+      # The decode step alone, the host waiting on each step and not, paired on the same compiled graphs, with a
+      # profile of each (bench.gpu --decode-only): minutes where the levers' whole steps take ten.
+      python3 -m bench.gpu --shapes "$SHAPE" --generations "${GENERATIONS:-8}" --max-len "$MAX_LEN" --micro-batch 1 \
+        --paths fast --decode-only --decode-tokens "${DECODE_TOKENS:-256}" --decode-rounds 3 --no-check \
+        --deadline-s 420 --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
       ;;
     gpu-tests)
       # The tests only a GPU runs (never in CI): the decode loop's sampled tokens and its waits, with and without

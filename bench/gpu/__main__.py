@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.gpu.decode_pair import decode_pair_summary
 from bench.gpu.profile import decode_summary
 from bench.gpu.step import PATHS
 
@@ -94,6 +95,7 @@ def run_cell(
     import torch
 
     from bench.gpu.checks import logprob_check
+    from bench.gpu.decode_pair import decode_pair
     from bench.gpu.profile import decode_profile, record_update_batch, update_profile
     from bench.gpu.scoring import alternate_early_scoring, drawn_rollouts, force_lengths
     from bench.gpu.step import (
@@ -156,18 +158,31 @@ def run_cell(
         step_recorder(trainer, partial(emit_step, emit, cell))
         update_batch = record_update_batch(trainer)
         hard_stop(trainer, deadline)
-        with update_kernel(path):
+        if args.decode_only:
             try:
-                trainer.train()
+                decode_pair(trainer, generations, args.decode_tokens, args.decode_rounds, emit, cell)
+                if args.profile:  # the host's waits a step, each way
+                    for without_waiting in (True, False):
+                        name = path if without_waiting else f"{path}-synced"
+                        profiled = decode_profile(
+                            trainer, generations, args.out, name, without_waiting=without_waiting
+                        )
+                        emit({**cell, "without_waiting": without_waiting, "profile": profiled})
             finally:
                 close_reward(trainer)
-            if first_fast and args.check and not args.update_only:
-                emit({**cell, "check": logprob_check(trainer, generations)})
-            # Every compiled path is profiled, so levers compare part by part; the update only where it is timed whole.
-            if path != "default" and args.profile:
-                if not args.update_only:
-                    emit({**cell, "profile": decode_profile(trainer, generations, args.out, path)})
-                emit({**cell, "update_profile": update_profile(trainer, update_batch, args.out, path)})
+        else:
+            with update_kernel(path):
+                try:
+                    trainer.train()
+                finally:
+                    close_reward(trainer)
+                if first_fast and args.check and not args.update_only:
+                    emit({**cell, "check": logprob_check(trainer, generations)})
+                # Every compiled path is profiled, so levers compare part by part; the update where it is timed whole.
+                if path != "default" and args.profile:
+                    if not args.update_only:
+                        emit({**cell, "profile": decode_profile(trainer, generations, args.out, path)})
+                    emit({**cell, "update_profile": update_profile(trainer, update_batch, args.out, path)})
         del trainer, model
         gc.collect()
         torch._dynamo.reset()
@@ -240,6 +255,8 @@ def summary(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         if "step" in row:
             cells.setdefault((row["shape"], row["generations"], row["path"]), []).append(row)
+    if not cells:
+        return ""
     lines = [
         "| shape | G x len | path | steps | first generate s | generate s | tok/s | score s | update s | step s | "
         "peak GiB | vs default |",
@@ -364,6 +381,14 @@ def main(argv: list[str] | None = None) -> None:
         "(bench/gpu/scoring.py), so the steps time scoring and the update alone; rows say rollouts: drawn, and the "
         "projection leaves them out",
     )
+    parser.add_argument(
+        "--decode-only",
+        action="store_true",
+        help="no steps: one rollout compiles each cell's decode step at its shapes, then short rollouts alternate "
+        "between the host waiting on each decode step and not (bench/gpu/decode_pair.py), with a profile of each",
+    )
+    parser.add_argument("--decode-tokens", type=int, default=256, help="tokens of each --decode-only rollout")
+    parser.add_argument("--decode-rounds", type=int, default=3, help="--decode-only pairs, the order swapped each")
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the log-prob/loss check")
     parser.add_argument(
         "--no-profile", dest="profile", action="store_false", help="skip the decode and update profiles"
@@ -372,7 +397,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("bench-gpu-out"))
     args = parser.parse_args(argv)
     rows = run(args)
-    table = "\n\n".join(part for part in (summary(rows), scoring_summary(rows), decode_summary(rows)) if part)
+    parts = (summary(rows), scoring_summary(rows), decode_pair_summary(rows), decode_summary(rows))
+    table = "\n\n".join(part for part in parts if part)
     (args.out / "bench_gpu.md").write_text(table + "\n")
     print(table)
     checks = [row["check"] for row in rows if "check" in row]

@@ -12,50 +12,34 @@ busy: far below 100% means the host (Python, guards, sampling) is the bottleneck
 
 from __future__ import annotations
 
-import copy
 import time
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 
-def decode_profile(trainer: Any, generations: int, out: Path, name: str = "fast", tokens: int = 48) -> dict[str, Any]:
+def decode_profile(
+    trainer: Any,
+    generations: int,
+    out: Path,
+    name: str = "fast",
+    tokens: int = 48,
+    without_waiting: bool | None = None,
+) -> dict[str, Any]:
+    """A short rollout at the trainer's shapes under torch.profiler; the host waits on each decode step or not as the
+    trainer does, unless `without_waiting` says."""
     import torch
     from torch.profiler import ProfilerActivity, profile
-    from transformers import StoppingCriteria, StoppingCriteriaList
 
-    from bench.gpu.checks import generating, rollout_inputs
-    from watercolour.policy.generation import decode_without_waiting, rollout_key
+    from bench.gpu.decode_pair import short_rollout
 
-    inputs = rollout_inputs(trainer, generations)
-    start = inputs["input_ids"].shape[1]
-
-    class After(StoppingCriteria):
-        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-            done = input_ids.shape[1] - start >= tokens
-            return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
-
-    config = copy.deepcopy(trainer.generation_config)
-    # The rollouts' own shapes: where the trainer skips the guards of a compiled step or defers the stop check, so
-    # does the profile.
-    unguarded = trainer.unguarded_decode
-    floor = getattr(trainer.model, "_previous_max_cache_length", -1)
-    rows = inputs["input_ids"].tolist()
-    key = rollout_key(rows, config.max_new_tokens, None, config.max_cache_len, floor)
-    with (
-        generating(trainer) as model,
-        unguarded(key) if unguarded is not None else nullcontext(),
-        decode_without_waiting() if trainer.deferred_stop else nullcontext(),
-    ):
+    without = trainer.deferred_stop if without_waiting is None else without_waiting
+    with short_rollout(trainer, generations, tokens, without) as generate:
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
         with profile(activities=activities) as prof:
             started = time.perf_counter()
-            sequences = model.generate(
-                **inputs, generation_config=config, stopping_criteria=StoppingCriteriaList([After()])
-            )
+            tokens = generate()
             torch.cuda.synchronize() if torch.cuda.is_available() else None
             wall = time.perf_counter() - started
-    tokens = sequences.shape[1] - start
     events = prof.key_averages()
     device_us = sum(e.self_device_time_total for e in events)
     out.mkdir(parents=True, exist_ok=True)
@@ -136,7 +120,8 @@ def decode_summary(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         if "profile" in row:
             values = [str(row["profile"].get(key, "-")) for key in DECODE_COLUMNS]
-            lines.append(f"| {row['shape']} | {row['generations']} | {row['path']} | " + " | ".join(values) + " |")
+            path = row["path"] + ("-synced" if row.get("without_waiting") is False else "")  # --decode-only's pair
+            lines.append(f"| {row['shape']} | {row['generations']} | {path} | " + " | ".join(values) + " |")
     return "\n".join(lines) if len(lines) > 2 else ""
 
 

@@ -465,6 +465,31 @@ def test_an_update_only_cell_draws_each_steps_rollouts_at_its_drawn_lengths_with
     assert step_rows(rows, 100) == []
 
 
+@pytest.mark.timeout(600)
+def test_a_decode_only_cell_pairs_rollouts_with_and_without_waiting_in_alternating_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(shapes.SHAPES, "tiny", TINY)
+    out = tmp_path / "out"
+    main(
+        ["--shapes", "tiny", "--generations", "2", "--max-len", "64", "--micro-batch", "1", "--paths", "fast"]
+        + ["--decode-only", "--decode-tokens", "12", "--decode-rounds", "2", "--out", str(out)]
+    )
+    rows = [json.loads(line) for line in (out / "bench_gpu.jsonl").read_text().splitlines()]
+    assert not any("step" in row or "update_profile" in row for row in rows)  # no training step
+    assert sum("decode_compile" in row for row in rows) == 1
+    rounds = [(row["decode_round"], row["without_waiting"]) for row in rows if "decode_round" in row]
+    assert rounds == [(1, True), (1, False), (2, False), (2, True)]
+    assert all(row["decode_steps"] == 12 and row["ms_per_step"] > 0 for row in rows if "decode_round" in row)
+    assert [row["without_waiting"] for row in rows if "profile" in row] == [True, False]
+    assert (out / "profile-fast.txt").exists() and (out / "profile-fast-synced.txt").exists()
+    table = (out / "bench_gpu.md").read_text()
+    (pair,) = [line for line in table.splitlines() if line.startswith("| tiny | 2 | fast | 12 | 2 |")]
+    synced, without, ratio = (float(cell) for cell in pair.strip("| ").split(" | ")[5:8])
+    assert ratio == pytest.approx(without / synced, abs=0.01)
+    assert "| tiny | 2 | fast-synced |" in table
+
+
 def test_a_chunk_length_update_path_trains_through_the_projects_rule_with_that_chunk() -> None:
     import torch
 

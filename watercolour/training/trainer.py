@@ -155,6 +155,11 @@ class TimedGRPOTrainer(GRPOTrainer):
             return [None] * len(prompt_ids)
         return episode_seeds(prompt_ids, batch_ids, [row.get("prompt") for row in rows], rollout_step(self.state))
 
+    def block_cache_len(self, prompt_ids: list) -> int:
+        """The static cache's length for a rollout of these prompts when a decode step attends only over the written
+        blocks: room for the longest prompt and the budget, in whole blocks (docs/gpu.md)."""
+        return round_up(max(len(ids) for ids in prompt_ids) + self.generation_config.max_new_tokens, self.cache_block)
+
     def _tool_call_loop(self, *args: Any, **kw: Any) -> Any:
         self._in_tool_loop = True
         try:
@@ -180,10 +185,7 @@ class TimedGRPOTrainer(GRPOTrainer):
             cap = min(cap, round_up(left, GENERATION_CAP_MULTIPLE))
         self.generation_config.max_new_tokens = max(1, cap)
         if self.cache_block:
-            # Attending only over written blocks, the cache is sized in whole blocks (docs/gpu.md).
-            self.generation_config.max_cache_len = round_up(
-                max(len(ids) for ids in prompt_ids) + self.generation_config.max_new_tokens, self.cache_block
-            )
+            self.generation_config.max_cache_len = self.block_cache_len(prompt_ids)
         config = self.generation_config
         floor = getattr(self.model, "_previous_max_cache_length", -1)
         multiple = self.pad_to_multiple_of  # TRL types it loosely; the configuration gives an int or None
