@@ -197,9 +197,10 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
       ;;
     decode)
       # The decode step alone, the host waiting on each step and not, paired on the same compiled graphs, with a
-      # profile of each (bench.gpu --decode-only): minutes where the levers' whole steps take ten.
+      # profile of each (bench.gpu --decode-only): minutes where the levers' whole steps take ten. PATHS names the
+      # compiled levers to pair the same way, each compiled in turn (fast-guarded, fast-full-cache, fast-before).
       python3 -m bench.gpu --shapes "$SHAPE" --generations "${GENERATIONS:-8}" --max-len "$MAX_LEN" --micro-batch 1 \
-        --paths fast --decode-only --decode-tokens "${DECODE_TOKENS:-256}" --decode-rounds 3 --no-check \
+        --paths ${PATHS:-fast} --decode-only --decode-tokens "${DECODE_TOKENS:-256}" --decode-rounds 3 --no-check \
         --deadline-s 420 --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
       ;;
     gpu-tests)
