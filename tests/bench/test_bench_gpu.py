@@ -26,7 +26,10 @@ TINY = dict(
 
 @pytest.mark.timeout(600)
 def test_bench_runs_both_paths_and_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.gpu import checks
+
     monkeypatch.setitem(shapes.SHAPES, "tiny", TINY)
+    monkeypatch.setattr(checks, "EAGER_TOKENS", 2)  # the eager decode's own budget, below the cell's
     main(["--shapes", "tiny", "--generations", "2", "--max-len", "3", "--micro-batch", "1", "--fast-steps", "2"])
     rows = [json.loads(line) for line in (Path("bench-gpu-out") / "bench_gpu.jsonl").read_text().splitlines()]
     steps = [row for row in rows if "step" in row]
@@ -35,6 +38,7 @@ def test_bench_runs_both_paths_and_checks(tmp_path: Path, monkeypatch: pytest.Mo
     check = next(row["check"] for row in rows if "check" in row)
     # On CPU the "fast" path resolves to the default one, so decode and full forward agree to float32 rounding.
     assert check["tokens_compared"] == 2 * 3
+    assert 0 < check["eager_tokens_compared"] <= 2 * 2
     assert check["logprobs_pass"] and check["loss_unchanged"]
     levers = check["levers_vs_fp32"]
     assert set(levers) == {"attached_fla", "merged_reference", "merged_fla", "eager_decode"}
