@@ -155,7 +155,10 @@ def stop_checks_deferred() -> Iterator[None]:
         DeferredStopCheck.is_supported = transformers_own  # type: ignore[method-assign]
 
 
-LATE = "in a decode step of this rollout (checked when the rollout ended)"
+LATE = (
+    "in a decode step of this rollout (checked when the rollout ended; training.generation_deferred_stop=false "
+    "checks in the step itself)"
+)
 
 
 class MultinomialCheckedLate:
