@@ -417,3 +417,23 @@ def test_a_decode_loop_without_waiting_never_waits_for_its_steps_on_a_gpu() -> N
     assert torch.equal(sequences, synced)
     assert synced_waits >= steps
     assert waits < steps // 4
+
+
+def test_torch_compile_traces_a_step_while_the_late_checked_draw_stands_in() -> None:
+    """The first compiled decode step of a process is traced inside the context (the H100 failed there: dynamo walks
+    torch's functions by name); a fresh interpreter, so torch's tables of functions are built inside it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import torch\n"
+        "from watercolour.policy.generation import multinomial_checked_late\n"
+        "def f(x):\n"
+        "    return x.sin() + 1 if torch.compiler.is_compiling() else x.sin()\n"
+        "with multinomial_checked_late():\n"
+        "    print(torch.compile(f)(torch.zeros(3)).tolist())\n"
+        "assert torch.multinomial in torch.overrides.get_overridable_functions()[torch]\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[1.0, 1.0, 1.0]"

@@ -13,6 +13,7 @@ On CPU nothing changes unless the configuration asks: the cache stays dynamic an
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Iterator
@@ -174,6 +175,9 @@ class MultinomialCheckedLate:
     """
 
     def __init__(self, original: Any) -> None:
+        # torch's name and module on the stand-in: torch.compile, tracing a decode step while it stands in, walks
+        # every torch function by name (`torch.overrides`) and failed on a nameless one (seen on the H100).
+        functools.update_wrapper(self, original)
         self.original = original
         self.thread = threading.get_ident()
         self.flags: Any = None  # [a value inf, NaN or negative, a row summing to 0], on the probabilities' device
@@ -205,6 +209,9 @@ def multinomial_checked_late() -> Iterator[None]:
     """While open, this thread's one-sample `torch.multinomial` never reads the GPU (`MultinomialCheckedLate`)."""
     import torch
 
+    # torch's table of overridable functions is built once and kept: built first while the stand-in stood in, it
+    # would keep the stand-in for good.
+    torch.overrides.get_overridable_functions()
     original = torch.multinomial
     sampler = MultinomialCheckedLate(original)
     torch.multinomial = sampler  # type: ignore[assignment]
