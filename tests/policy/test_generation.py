@@ -221,6 +221,16 @@ def test_a_compiled_plan_sizes_the_cache_in_blocks_and_skips_guards_from_the_sec
     assert cache % KV_BLOCK == 0 and cache == key[3] >= key[1] + key[2]
 
 
+def tiny_llama(device: str) -> tuple[Any, torch.Tensor]:
+    """A two-layer Llama (EOS 5, pad 0) and a batch of 4 prompts of 7 tokens on `device`."""
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=96, eos_token_id=5, pad_token_id=0,
+    )  # fmt: skip
+    return LlamaForCausalLM(config).to(device).eval(), torch.randint(6, 96, (4, 7), device=device)
+
+
 def test_stop_checks_are_deferred_on_cuda_only_while_open_and_on_transformers_conditions() -> None:
     from transformers.generation.utils import DeferredStopCheck
 
@@ -253,13 +263,7 @@ def test_a_deferred_stop_samples_the_same_tokens_and_streams_every_one(monkeypat
 
     monkeypatch.setattr(DeferredStopCheck, "__init__", counted_init)
 
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        vocab_size=96, eos_token_id=5, pad_token_id=0,
-    )  # fmt: skip
-    model = LlamaForCausalLM(config).cuda().eval()
-    inputs = torch.randint(6, 96, (4, 7), device="cuda")
+    model, inputs = tiny_llama("cuda")
 
     class Tokens(BaseStreamer):
         def __init__(self) -> None:
@@ -360,13 +364,7 @@ def test_other_threads_and_other_draws_keep_torchs_multinomial() -> None:
 def test_a_decode_loop_without_waiting_reads_the_host_only_for_its_stop_check_on_cpu() -> None:
     """The loop's one read a step on CPU is transformers' stop check, which a GPU defers (no events on a CPU);
     sampling reads nothing and draws the same tokens as torch's multinomial."""
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        vocab_size=96, eos_token_id=5, pad_token_id=0,
-    )  # fmt: skip
-    model = LlamaForCausalLM(config).eval()
-    inputs = torch.randint(6, 96, (4, 7))
+    model, inputs = tiny_llama("cpu")
     generation = GenerationConfig(do_sample=True, max_new_tokens=12, min_new_tokens=12, eos_token_id=5, pad_token_id=0)
 
     def sample(without_waiting: bool) -> tuple[torch.Tensor, HostReads]:
@@ -390,13 +388,7 @@ def test_a_decode_loop_without_waiting_never_waits_for_its_steps_on_a_gpu() -> N
     only around the loop without waiting, where it waits on the step before instead; the sequences are the same."""
     from torch.profiler import ProfilerActivity, profile
 
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        vocab_size=96, eos_token_id=5, pad_token_id=0,
-    )  # fmt: skip
-    model = LlamaForCausalLM(config).cuda().eval()
-    inputs = torch.randint(6, 96, (4, 7), device="cuda")
+    model, inputs = tiny_llama("cuda")
     steps = 40
     generation = GenerationConfig(
         do_sample=True, max_new_tokens=steps, min_new_tokens=steps, eos_token_id=5, pad_token_id=0
