@@ -103,9 +103,9 @@ def run_cell(
         bench_config,
         checkpoint_recorder,
         make_trainer,
+        path_kernels,
         spread_reward,
         step_recorder,
-        update_kernel,
     )
     from rewards.scoring.composite import CompositeReward
     from rewards.scoring.scoring_engine import ScoringEngine
@@ -160,18 +160,19 @@ def run_cell(
         hard_stop(trainer, deadline)
         if args.decode_only:
             try:
-                decode_pair(trainer, generations, args.decode_tokens, args.decode_rounds, emit, cell)
-                if args.profile:  # the host's waits a step, each way
-                    for without_waiting in (True, False):
-                        name = path if without_waiting else f"{path}-synced"
-                        profiled = decode_profile(
-                            trainer, generations, args.out, name, without_waiting=without_waiting
-                        )
-                        emit({**cell, "without_waiting": without_waiting, "profile": profiled})
+                with path_kernels(path):
+                    decode_pair(trainer, generations, args.decode_tokens, args.decode_rounds, emit, cell)
+                    if args.profile:  # the host's waits a step, each way
+                        for without_waiting in (True, False):
+                            name = path if without_waiting else f"{path}-synced"
+                            profiled = decode_profile(
+                                trainer, generations, args.out, name, without_waiting=without_waiting
+                            )
+                            emit({**cell, "without_waiting": without_waiting, "profile": profiled})
             finally:
                 close_reward(trainer)
         else:
-            with update_kernel(path):
+            with path_kernels(path):
                 try:
                     trainer.train()
                 finally:

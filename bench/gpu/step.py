@@ -47,6 +47,9 @@ PATHS: dict[str, dict[str, Any]] = {
     "fast-chunk-256": {"generation_cache": None, "generation_compile": None},
     # The defaults with each update micro-batch as wide as TRL pads the whole group (`PADDED_UPDATE`).
     "fast-padded-update": {"generation_cache": None, "generation_compile": None},
+    # The defaults with each decode step's Gated DeltaNet recurrence as torch 2.11 compiles transformers' call of it:
+    # transformers' torch reference, not fla's kernel (`TORCH_RECURRENCE`).
+    "fast-torch-recurrence": {"generation_cache": None, "generation_compile": None},
     # The defaults before the skipped guards and the written cache blocks.
     "fast-before": {
         "generation_cache": None,
@@ -84,22 +87,37 @@ UPDATE_RULES: dict[str, Callable[[], Any]] = {
 }
 
 
+# A path whose decode steps call transformers' function for the one-token recurrence, as before the project called
+# fla's kernel itself (watercolour/policy/linear_attention.py).
+TORCH_RECURRENCE = "fast-torch-recurrence"
+
+
 @contextmanager
-def update_kernel(path: str) -> Iterator[None]:
+def path_kernels(path: str) -> Iterator[None]:
     """On a path of `UPDATE_RULES`, the forwards that record a gradient through the Gated DeltaNet layers run that
     path's rule (transformers' reference, as the update did before the project's own, or the project's with another
-    chunk length); on any other, nothing changes."""
-    if path not in UPDATE_RULES:
-        yield
-        return
+    chunk length); on `TORCH_RECURRENCE`, decode steps call transformers' function again where the route sent them to
+    fla's kernel; on any other, nothing changes."""
+    import sys
+
     from watercolour.policy import linear_attention
 
-    saved = linear_attention.chunk_gated_delta_rule
-    linear_attention.chunk_gated_delta_rule = UPDATE_RULES[path]()
+    saved_rule = linear_attention.chunk_gated_delta_rule
+    restored: list[tuple[Any, Any]] = []
+    if path in UPDATE_RULES:
+        linear_attention.chunk_gated_delta_rule = UPDATE_RULES[path]()
+    if path == TORCH_RECURRENCE:
+        for module in list(sys.modules.values()):
+            routed = getattr(module, linear_attention.RECURRENT_FUNCTION, None)
+            if isinstance(routed, linear_attention.FlaRecurrence):
+                restored.append((module, routed))
+                setattr(module, linear_attention.RECURRENT_FUNCTION, routed.replaced)
     try:
         yield
     finally:
-        linear_attention.chunk_gated_delta_rule = saved
+        linear_attention.chunk_gated_delta_rule = saved_rule
+        for module, routed in restored:
+            setattr(module, linear_attention.RECURRENT_FUNCTION, routed)
 
 
 def spread_reward(prompts: list[Any], completions: list[Any], completion_ids: list[list[int]], **_: Any) -> list:

@@ -356,6 +356,32 @@ def test_a_refused_kernel_is_reported_by_its_compilers_error_line() -> None:
     )
 
 
+def test_the_torch_recurrence_path_gives_decode_steps_transformers_function_back_for_its_cell(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch
+    from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe as modeling
+
+    from bench.gpu.linear_attention import TINY_LAYER, build_layer
+    from bench.gpu.step import PATHS, TORCH_RECURRENCE, path_kernels
+    from watercolour.policy import linear_attention
+
+    transformers_function = modeling.torch_recurrent_gated_delta_rule
+    monkeypatch.setattr(modeling, linear_attention.RECURRENT_FUNCTION, transformers_function)
+    monkeypatch.setattr(modeling, linear_attention.CHUNK_FUNCTION, modeling.torch_chunk_gated_delta_rule)
+    monkeypatch.setattr(linear_attention, "fla_recurrent_kernel", lambda: transformers_function.__wrapped__)
+    layer = build_layer(TINY_LAYER, "cpu", torch.float32)
+    linear_attention.route_gated_delta_rule(torch.nn.Sequential(layer), linear_attention.KernelFacts(fla=True))
+    routed = modeling.torch_recurrent_gated_delta_rule
+    assert isinstance(routed, linear_attention.FlaRecurrence)
+    assert TORCH_RECURRENCE in PATHS
+    with path_kernels("fast"):
+        assert modeling.torch_recurrent_gated_delta_rule is routed
+    with path_kernels(TORCH_RECURRENCE):
+        assert modeling.torch_recurrent_gated_delta_rule is transformers_function
+    assert modeling.torch_recurrent_gated_delta_rule is routed
+
+
 def test_the_reference_update_path_sends_only_gradient_forwards_through_transformers_reference(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -363,7 +389,7 @@ def test_the_reference_update_path_sends_only_gradient_forwards_through_transfor
     from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe as modeling
 
     from bench.gpu.linear_attention import TINY_LAYER, build_layer
-    from bench.gpu.step import update_kernel
+    from bench.gpu.step import path_kernels
     from watercolour.policy import linear_attention
     from watercolour.policy.gated_delta_rule import chunk_gated_delta_rule
 
@@ -382,10 +408,10 @@ def test_the_reference_update_path_sends_only_gradient_forwards_through_transfor
 
     monkeypatch.setattr(routed, "__wrapped__", spy)
     x = torch.randn(1, 40, TINY_LAYER["hidden_size"])
-    with update_kernel("fast"):
+    with path_kernels("fast"):
         layer(x).sum().backward()
     assert calls == []
-    with update_kernel("fast-reference-update"):
+    with path_kernels("fast-reference-update"):
         with torch.no_grad():
             layer(x)
         layer(x).sum().backward()
@@ -414,7 +440,7 @@ def test_the_recipe_step_trains_in_bf16_as_on_a_gpu(tmp_path: Path, path: str) -
 
     import torch
 
-    from bench.gpu.step import bench_config, make_trainer, update_kernel
+    from bench.gpu.step import bench_config, make_trainer, path_kernels
 
     config = bench_config(4, 24, 2, path, tmp_path)
     config = config.model_copy(update={"training": config.training.model_copy(update={"bf16": True})})
@@ -422,7 +448,7 @@ def test_the_recipe_step_trains_in_bf16_as_on_a_gpu(tmp_path: Path, path: str) -
     model = shapes.build_model("tiny-qwen3.5-moe", tokenizer, "cpu", torch.bfloat16)
     trainer = make_trainer(model, tokenizer, config, 2)
     assert trainer.args.bf16 and trainer.gated_delta_route == "torch"
-    with update_kernel(path):
+    with path_kernels(path):
         trainer.train()
     logged = [row for row in trainer.state.log_history if "loss" in row]
     assert len(logged) == 2 and all(math.isfinite(row["loss"]) and math.isfinite(row["grad_norm"]) for row in logged)
@@ -498,7 +524,7 @@ def test_a_chunk_length_update_path_trains_through_the_projects_rule_with_that_c
     import torch
 
     from bench.gpu.linear_attention import TINY_LAYER, build_layer
-    from bench.gpu.step import update_kernel
+    from bench.gpu.step import path_kernels
     from watercolour.policy import linear_attention
     from watercolour.policy.gated_delta_rule import chunk_gated_delta_rule
 
@@ -512,7 +538,7 @@ def test_a_chunk_length_update_path_trains_through_the_projects_rule_with_that_c
         return [parameter.grad.clone() for parameter in layer.parameters() if parameter.grad is not None]
 
     default = gradients()
-    with update_kernel("fast-chunk-64"):
+    with path_kernels("fast-chunk-64"):
         rule = linear_attention.chunk_gated_delta_rule
         assert rule.func is chunk_gated_delta_rule and rule.keywords == {"chunk_size": 64}
         longer = gradients()

@@ -16,6 +16,8 @@ from watercolour.policy import linear_attention
 from watercolour.policy.gated_delta_rule import chunk_gated_delta_rule
 from watercolour.policy.linear_attention import (
     CHUNK_FUNCTION,
+    RECURRENT_FUNCTION,
+    FlaRecurrence,
     GatedDeltaBackwardUnavailable,
     KernelFacts,
     TorchWhenTraining,
@@ -87,6 +89,76 @@ def test_without_fla_every_forward_takes_the_torch_implementation(monkeypatch: p
     assert isinstance(routed, TorchWhenTraining) and routed.fast is chunk_gated_delta_rule
     with torch.no_grad():
         torch.testing.assert_close(model(ids).logits, before, rtol=1e-4, atol=1e-5)
+
+
+def fake_fla_recurrence(calls: list[tuple[str, ...]]):
+    """Stands in for fla's fused one-token kernel (its parameters, none of transformers' extra ones): computes what
+    transformers' reference computes, and records the keyword arguments it was given."""
+    reference = modeling.torch_recurrent_gated_delta_rule.__wrapped__
+
+    def fused_recurrent_gated_delta_rule(
+        q, k, v, g=None, beta=None, scale=None, initial_state=None, output_final_state=False,
+        use_qk_l2norm_in_kernel=False, cu_seqlens=None, **kwargs,
+    ):  # fmt: skip
+        calls.append(tuple(sorted(name for name, value in locals().items() if name in ("kwargs",) and value)))
+        return reference(
+            q, k, v, g=g, beta=beta, initial_state=initial_state, output_final_state=output_final_state,
+            use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel,
+        )  # fmt: skip
+
+    return fused_recurrent_gated_delta_rule
+
+
+def decode_step_logits(model, ids: torch.Tensor, step=None) -> torch.Tensor:
+    """The prompt's forward with a cache, then one token through `step` (the model, or a compiled model)."""
+    with torch.no_grad():
+        cache = model(ids, use_cache=True).past_key_values
+        return (model if step is None else step)(ids[:, -1:], past_key_values=cache).logits
+
+
+@pytest.mark.parametrize("route_facts", [KernelFacts(fla=True), KernelFacts(fla=True, fla_backward_correct=False)])
+def test_where_fla_is_installed_a_decode_step_calls_its_recurrent_kernel_compiled_or_not(
+    monkeypatch: pytest.MonkeyPatch, route_facts: KernelFacts
+) -> None:
+    transformers_function = modeling.torch_recurrent_gated_delta_rule
+    monkeypatch.setattr(modeling, RECURRENT_FUNCTION, transformers_function)  # restored after the test
+    monkeypatch.setattr(modeling, CHUNK_FUNCTION, modeling.torch_chunk_gated_delta_rule)
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(linear_attention, "fla_recurrent_kernel", lambda: fake_fla_recurrence(calls))
+    model = tiny_moe()
+    ids = torch.randint(0, 64, (2, 7))
+    before = decode_step_logits(model, ids)
+    assert calls == []  # transformers' own function on CPU
+
+    route_gated_delta_rule(model, route_facts)
+    routed = getattr(modeling, RECURRENT_FUNCTION)
+    assert isinstance(routed, FlaRecurrence) and routed.replaced is transformers_function
+    assert routed.__wrapped__ is transformers_function.__wrapped__
+    route_gated_delta_rule(model, route_facts)
+    assert getattr(modeling, RECURRENT_FUNCTION) is routed  # idempotent
+
+    torch.testing.assert_close(decode_step_logits(model, ids), before)
+    assert calls == [()]  # the one linear-attention layer, given only the arguments the kernel names
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="eager")
+    torch.testing.assert_close(decode_step_logits(model, ids, step=compiled), before)
+    assert len(calls) == 2  # traced through under torch.compile, where transformers' wrapper may take its reference
+    torch._dynamo.reset()
+
+    # fla's kernel has no backward: with a gradient, transformers' function.
+    q, k, v = (torch.randn(2, 1, 2, 8, requires_grad=True) for _ in range(3))
+    out, _ = routed(q, k, v, g=-torch.rand(2, 1, 2), beta=torch.rand(2, 1, 2), initial_state=torch.zeros(2, 2, 8, 8))
+    out.sum().backward()
+    assert len(calls) == 2 and q.grad is not None
+
+
+def test_without_fla_the_decode_step_keeps_transformers_recurrence(monkeypatch: pytest.MonkeyPatch) -> None:
+    transformers_function = modeling.torch_recurrent_gated_delta_rule
+    monkeypatch.setattr(modeling, RECURRENT_FUNCTION, transformers_function)
+    monkeypatch.setattr(modeling, CHUNK_FUNCTION, modeling.torch_chunk_gated_delta_rule)
+    monkeypatch.setattr(linear_attention, "fla_recurrent_kernel", lambda: pytest.fail("fla is not asked for"))
+    route_gated_delta_rule(tiny_moe(), KernelFacts(fla=False))
+    assert getattr(modeling, RECURRENT_FUNCTION) is transformers_function
 
 
 def test_a_layer_that_cannot_be_rerouted_is_refused_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:

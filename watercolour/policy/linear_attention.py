@@ -16,6 +16,12 @@ So the route is decided once, when the trainer is built, from what the machine h
   every forward that records a gradient (the update, and its recomputation under gradient checkpointing) goes
   through the project's torch implementation, so gradients are correct. docs/gpu.md has what each route costs.
 
+Where fla is installed (`fla` and `fla-rollouts`), a decode step's one-token recurrence calls fla's fused kernel
+itself. transformers means to (it picks fla's kernel when fla imports), but its wrapper falls back to the torch
+reference whenever `torch.compiler.is_exporting()` says an export is being traced, and torch 2.11's dynamo answers
+True under every torch.compile (pytorch/pytorch#176347, fixed in 2.12): the compiled decode step ran the reference,
+several small kernels a layer, instead of fla's one.
+
 A Gated DeltaNet layer whose chunked kernel cannot be rerouted (a model module laid out differently from
 transformers' Qwen3.5 and Qwen3-Next) on a machine where fla is wrong is refused with the fix, before any rollout;
 where fla is absent, such a layer keeps its own torch code.
@@ -23,6 +29,7 @@ where fla is absent, such a layer keeps its own torch code.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,6 +42,8 @@ from watercolour.policy.gated_delta_rule import chunk_gated_delta_rule
 Route = Literal["none", "fla", "torch", "fla-rollouts"]
 # The module-level function transformers' Gated DeltaNet layers call for a chunk of several tokens.
 CHUNK_FUNCTION = "torch_chunk_gated_delta_rule"
+# The one they call for one token with a cache: a decode step.
+RECURRENT_FUNCTION = "torch_recurrent_gated_delta_rule"
 FIX = (
     "install tilelang (pip install tilelang==0.1.15; fla then takes that kernel from TileLang) or torch>=2.13 "
     "(Triton 3.7.1)"
@@ -98,6 +107,50 @@ class TorchWhenTraining:
         return chunk_gated_delta_rule(*args, **kwargs)
 
 
+def fla_recurrent_kernel() -> Callable[..., Any] | None:
+    """fla's fused one-token kernel, or None where fla cannot be imported."""
+    try:
+        from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule
+    except Exception:  # no fla, or no Triton under it
+        return None
+    return fused_recurrent_gated_delta_rule
+
+
+class FlaRecurrence:
+    """The one-token gated delta rule: fla's fused kernel without a gradient (a decode step, compiled or not),
+    transformers' function with one (fla's kernel has no backward). Called with transformers' arguments; those the
+    kernel does not name are left out, as transformers' wrapper leaves them out."""
+
+    def __init__(self, kernel: Callable[..., Any], replaced: Any) -> None:
+        self.kernel = kernel
+        self.replaced = replaced
+        self.__name__ = RECURRENT_FUNCTION
+        self.__wrapped__ = replaced.__wrapped__
+        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        self.named = frozenset(
+            name for name, parameter in inspect.signature(kernel).parameters.items() if parameter.kind not in variadic
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        if torch.is_grad_enabled():
+            return self.replaced(*args, **kwargs)
+        return self.kernel(*args, **{name: value for name, value in kwargs.items() if name in self.named})
+
+
+def route_recurrence(modules: list[Any]) -> None:
+    """Send the decode step's recurrence of each module to fla's kernel, where fla imports (idempotent)."""
+    kernel = fla_recurrent_kernel()
+    if kernel is None:
+        return
+    for module in modules:
+        current = getattr(module, RECURRENT_FUNCTION, None)
+        if isinstance(current, FlaRecurrence) or getattr(current, "__wrapped__", None) is None:
+            continue  # routed already, or a layer of another layout: its own code
+        setattr(module, RECURRENT_FUNCTION, FlaRecurrence(kernel, replaced=current))
+
+
 @contextmanager
 def as_in_training() -> Iterator[None]:
     """Forwards without a gradient compute what the update's forward computes (the torch implementation where
@@ -117,10 +170,13 @@ def route_gated_delta_rule(model: Any, facts: KernelFacts | None = None) -> Rout
     """Decide the route for `model` on this machine and apply it (idempotent); returns the route."""
     layers = gated_delta_layers(model)
     route = decide(facts or fla_facts(), bool(layers))
+    modules = [sys.modules[name] for name in sorted({type(layer).__module__ for layer in layers})]
+    if route in ("fla", "fla-rollouts"):
+        route_recurrence(modules)
     if route not in ("torch", "fla-rollouts"):
         return route
-    for module_name in sorted({type(layer).__module__ for layer in layers}):
-        module = sys.modules[module_name]
+    for module in modules:
+        module_name = module.__name__
         current = getattr(module, CHUNK_FUNCTION, None)
         if isinstance(current, TorchWhenTraining):
             continue
