@@ -27,8 +27,8 @@
 # The levers' paired cells, one `levers` call each (bench/gpu/step.py): PATHS=fast (every lever on), fast-synced
 # (the host waits on every decode step), fast-reference-update (the update through transformers' Gated DeltaNet
 # reference), fast-chunk-64 and fast-chunk-256 (the project's rule with other chunk lengths), fast-padded-update
-# (each update micro-batch as wide as TRL pads the group), fast-guarded,
-# fast-full-cache, fast-before.
+# (each update micro-batch as wide as TRL pads the group), fast-torch-recurrence (each decode step's Gated
+# DeltaNet recurrence through transformers' call, as torch 2.11 compiles it), fast-guarded, fast-full-cache, fast-before.
 #
 # .gpu/wheels/tilelangN installs with the rest; .gpu/wheels/cudaN (the compiler TileLang needs) apart from Python's
 # path, into /tmp/cuda.
@@ -198,7 +198,7 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
     decode)
       # The decode step alone, the host waiting on each step and not, paired on the same compiled graphs, with a
       # profile of each (bench.gpu --decode-only): minutes where the levers' whole steps take ten. PATHS names the
-      # compiled levers to pair the same way, each compiled in turn (fast-guarded, fast-full-cache, fast-before).
+      # compiled levers to pair the same way, each compiled in turn (fast-torch-recurrence, fast-guarded, ...).
       python3 -m bench.gpu --shapes "$SHAPE" --generations "${GENERATIONS:-8}" --max-len "$MAX_LEN" --micro-batch 1 \
         --paths ${PATHS:-fast} --decode-only --decode-tokens "${DECODE_TOKENS:-256}" --decode-rounds 3 --no-check \
         --deadline-s 420 --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
