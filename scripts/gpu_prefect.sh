@@ -205,8 +205,9 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
       ;;
     gpu-tests)
       # The tests only a GPU runs (never in CI): the decode loop's sampled tokens and its waits, with and without
-      # waiting on each step.
-      python3 -m pytest -q -p no:cacheprovider -m gpu tests/policy/test_generation.py 2>&1 | tail -n 30
+      # waiting on each step; the compiled decode step through fla's recurrent kernel.
+      python3 -m pytest -q -p no:cacheprovider -m gpu tests/policy/test_generation.py \
+        tests/policy/test_linear_attention.py 2>&1 | tail -n 30
       ;;
     kernels)
       python3 -m bench.gpu.linear_attention --tokens 2048 9092 --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"

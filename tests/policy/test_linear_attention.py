@@ -198,3 +198,32 @@ def test_the_gradient_check_passes_the_reference_and_fails_a_kernel_with_a_wrong
         wrong = check.relative_errors(check.forward_backward(layer, x.bfloat16(), upstream), truth)
     assert check.passes(bf16, None) and check.passes(bf16, bf16)
     assert not check.passes(wrong, bf16) and wrong["A_log"] > 0.5
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_gpu_the_compiled_decode_step_runs_flas_recurrent_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU with fla: the decode step compiled by inductor launches fla's recurrent kernel (transformers' wrapper
+    compiles to its torch reference on torch 2.11) and gives the reference's logits."""
+    from torch.profiler import ProfilerActivity, profile
+
+    if linear_attention.fla_recurrent_kernel() is None:
+        pytest.skip("needs fla")
+    wrapper = modeling.torch_recurrent_gated_delta_rule
+    monkeypatch.setattr(modeling, CHUNK_FUNCTION, modeling.torch_chunk_gated_delta_rule)
+    monkeypatch.setattr(modeling, RECURRENT_FUNCTION, wrapper.__wrapped__)  # transformers' torch reference
+    model = tiny_moe().cuda()
+    ids = torch.randint(0, 64, (2, 7), device="cuda")
+    reference = decode_step_logits(model, ids)
+    monkeypatch.setattr(modeling, RECURRENT_FUNCTION, wrapper)
+    route_gated_delta_rule(model, KernelFacts(fla=True))
+    torch._dynamo.reset()
+    compiled = torch.compile(model)
+    decode_step_logits(model, ids, step=compiled)  # compiles
+    with profile(activities=[ProfilerActivity.CUDA]) as profiled:
+        logits = decode_step_logits(model, ids, step=compiled)
+        torch.cuda.synchronize()
+    torch._dynamo.reset()
+    kernels = {event.name for event in profiled.events() if event.device_type == torch.autograd.DeviceType.CUDA}
+    assert any("fused_recurrent" in name for name in kernels), sorted(kernels)[:20]
+    torch.testing.assert_close(logits, reference, rtol=1e-3, atol=1e-3)
