@@ -108,7 +108,8 @@ def path_kernels(path: str) -> Iterator[None]:
         linear_attention.chunk_gated_delta_rule = UPDATE_RULES[path]()
     if path == TORCH_RECURRENCE:
         for module in list(sys.modules.values()):
-            routed = getattr(module, linear_attention.RECURRENT_FUNCTION, None)
+            # What the module itself holds: a lazy module's __getattr__ would import or raise.
+            routed = vars(module).get(linear_attention.RECURRENT_FUNCTION)
             if isinstance(routed, linear_attention.FlaRecurrence):
                 restored.append((module, routed))
                 setattr(module, linear_attention.RECURRENT_FUNCTION, routed.replaced)
