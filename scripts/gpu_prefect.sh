@@ -37,7 +37,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
 PARKED=/tmp/parked
-RUN_DIR=/tmp/prefect-run
+RUN_DIR=${RUN_DIR:-/tmp/prefect-run}
 STEPS=${STEPS:-3}
 KILL_IN_STEP=3
 # Each call must end well inside the device's 10 minutes: a watch stops looking after this long.
