@@ -485,7 +485,9 @@ def build_trainer(
         force_lengths(trainer, training.max_completion_length)
     if route_gated_delta_rule(trainer.model) == "fla-rollouts":
         tell(
-            echo, f"Gated DeltaNet: fla's backward is wrong on this GPU, so updates use transformers' reference: {FIX}"
+            echo,
+            "Gated DeltaNet: fla's backward is wrong on this GPU, so updates use the project's torch implementation "
+            f"of the rule (correct, slower than fla's kernel): {FIX}",
         )
     # Repaint episodes are scored by their environments, turn by turn, not from the finished text.
     trainer.early_scoring = plan.early_scoring and config.repaint is None
