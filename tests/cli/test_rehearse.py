@@ -5,6 +5,7 @@ the projected run printed; nothing but the adapter and the optimizer saved."""
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +94,23 @@ def test_a_rehearsal_of_two_processes_launches_two_ranks_against_the_same_stand_
     assert all(row["reward"] is not None for row in rows)
     assert (run_dir / "checkpoints" / "checkpoint-2" / "rng_state_1.pth").is_file()
     assert re.search(r"the whole run, \d+ steps with a checkpoint every \d+:", done.stdout), done.stdout
+
+
+def test_the_judge_stand_in_queues_every_call_the_judge_makes_at_once() -> None:
+    # Before it accepts any: a connection the listen queue cannot hold is dropped, and the client only connects
+    # again after TCP's 1 s retransmit, a second no real endpoint adds to the judge's answer.
+    from rewards.judging.settings import JudgeSettings
+    from watercolour.rehearsal.services import JudgeHandler, StandInServer
+
+    at_once = 2 * JudgeSettings().max_concurrency
+    server = StandInServer(("127.0.0.1", 0), JudgeHandler)
+    clients = []
+    try:
+        for _ in range(at_once):
+            client = socket.create_connection(server.server_address[:2], timeout=0.5)
+            clients.append(client)
+    finally:
+        for client in clients:
+            client.close()
+        server.server_close()
+    assert len(clients) == at_once

@@ -109,10 +109,22 @@ class JudgeHandler(BaseHTTPRequestHandler):
         return None
 
 
+class StandInServer(ThreadingHTTPServer):
+    """A threaded HTTP server whose listen queue holds every call a client makes at once.
+
+    http.server queues 5 connections by default. The judge asks its comparisons 8 at a time
+    (`judge.max_concurrency`), and Linux drops a connection the queue cannot hold, so the client connected again
+    after TCP's 1 s retransmit: a painting's comparisons took 1.05 s instead of 0.10 s, a second that no real
+    endpoint adds and that every step's reward wait carried."""
+
+    request_queue_size = 128
+    daemon_threads = True
+
+
 @contextmanager
 def judge_service() -> Iterator[str]:
     """The loopback judge on 127.0.0.1, in a thread; yields its OpenAI-style base URL (…/v1)."""
-    server = ThreadingHTTPServer(("127.0.0.1", free_port()), JudgeHandler)
+    server = StandInServer(("127.0.0.1", free_port()), JudgeHandler)
     thread = threading.Thread(target=server.serve_forever, name="loopback-judge", daemon=True)
     thread.start()
     try:
