@@ -115,7 +115,7 @@ class StandInServer(ThreadingHTTPServer):
     http.server queues 5 connections by default. The judge asks its comparisons 8 at a time
     (`judge.max_concurrency`), and Linux drops a connection the queue cannot hold, so the client connected again
     after TCP's 1 s retransmit: a painting's comparisons took 1.05 s instead of 0.10 s, a second that no real
-    endpoint adds and that every step's reward wait carried."""
+    endpoint adds and that a step's reward wait could carry."""
 
     request_queue_size = 128
     daemon_threads = True
