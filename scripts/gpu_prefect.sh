@@ -37,6 +37,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
 PARKED=/tmp/parked
+# The Prefect run's folder: name another for a second run in one lease, which would otherwise resume the first.
 RUN_DIR=${RUN_DIR:-/tmp/prefect-run}
 STEPS=${STEPS:-3}
 KILL_IN_STEP=3
