@@ -105,8 +105,9 @@ curves() {
   python3 - "$RUN_DIR/curves.csv" <<'PY'
 import csv, sys
 for row in csv.DictReader(open(sys.argv[1])):
-    print("step {step}: step {step_s} s = generate {generate_s} + reward wait {score_s} + update {update_s}; "
-          "longest {longest}, checkpoint {checkpoint_s}, prefetched {prefetched}, peak {peak_gib} GiB".format(**row))
+    print("step {step}: step {step_s} s = generate {generate_s} + reward wait {score_s} (the last painting ahead "
+          "{ahead}) + update {update_s}; longest {longest}, checkpoint {checkpoint_s}, prefetched {prefetched}, "
+          "peak {peak_gib} GiB".format(ahead=row.get("ahead_tail_s"), **row))
 PY
 }
 

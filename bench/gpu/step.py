@@ -210,6 +210,8 @@ def step_recorder(trainer: Any, record: Callable[[dict], None]) -> None:
                     "decode_ms": round(1000 * generate_s / longest, 2),
                     "generate_s": round(generate_s, 2),
                     "score_s": round(score_s, 3),
+                    # Of that wait, the last painting still scoring ahead after generation (None: none ahead).
+                    "ahead_tail_s": round(logs["time/ahead_tail_s"], 3) if "time/ahead_tail_s" in logs else None,
                     "update_s": round(step_s - generate_s - score_s, 2),
                     "step_s": round(step_s, 2),
                     "tokens": int(tokens),

@@ -21,6 +21,7 @@ from rewards.scoring.scoring_engine import ScoringEngine
 from tests.models import tiny_sketcher, tiny_smoke_overrides
 from tests.scoring.counting import Counted, CountingFactory
 from watercolour.policy.early_scoring import FinishedRows
+from watercolour.run_records.curves import CurvesFile
 from watercolour.run_records.rollout_store import RolloutStore
 
 
@@ -155,13 +156,14 @@ def train_one_step(run_dir, early: bool):
     calls = {name: (factory.calls, factory.built[0].by_scoring) for name, factory in clients.items()}
     judges = clients["judge"].built[0]
     asked = {"seeds": set(judges.seeds), "subjects": sorted(judges.subjects)}
-    return prefetched, counts, calls, asked, rows
+    (curve,) = CurvesFile(run_dir).read()
+    return prefetched, counts, calls, asked, rows, curve
 
 
 @pytest.mark.browser
 @pytest.mark.slow
 def test_the_reward_finds_every_render_and_answer_made_during_generation_and_scores_the_same(tmp_path):
-    prefetched, counts, calls, asked, rows = train_one_step(tmp_path / "early", early=True)
+    prefetched, counts, calls, asked, rows, curve = train_one_step(tmp_path / "early", early=True)
     assert {row["subject"] for row in rows} == set(SUBJECTS)
     # Each completion was prefetched once, with what the reward's call gets for its row: its prompt and subject.
     assert sorted((text, arguments.get("subject")) for text, arguments in prefetched) == sorted(
@@ -181,13 +183,19 @@ def test_the_reward_finds_every_render_and_answer_made_during_generation_and_sco
     assert calls == {"aesthetic": (len(answers), 0), "judge": (len(answers), 0)}
     assert asked == {"seeds": {group_seed(prompt, 1)}, "subjects": sorted(subject for _, subject in answers)}
 
-    _, later_counts, later_calls, later_asked, later_rows = train_one_step(tmp_path / "after", early=False)
+    # The reward's wait splits into the last painting still scoring ahead after generation and the call's own.
+    assert 0 <= float(curve["ahead_tail_s"]) <= float(curve["score_s"])
+
+    _, later_counts, later_calls, later_asked, later_rows, later_curve = train_one_step(
+        tmp_path / "after", early=False
+    )
     assert [row["completion"] for row in later_rows] == [row["completion"] for row in rows]
     assert [row["reward"] for row in later_rows] == [row["reward"] for row in rows]
     assert later_counts["hits"] < counts["hits"], "without prefetches the reward renders for itself"
     # Scored after generation, the batch asks for itself: one batched aesthetic call, one judge call a rollout.
     assert later_calls == {"aesthetic": (1, 1), "judge": (len(admitted), len(admitted))}
     assert set(later_asked["subjects"]) == set(asked["subjects"])
+    assert later_curve["ahead_tail_s"] == "", "nothing was scored ahead"
 
 
 def test_the_gil_goes_back_to_the_decoding_thread_sooner_only_while_a_batch_generates():

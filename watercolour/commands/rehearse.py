@@ -155,14 +155,20 @@ def report(config: Any, project_steps: int, save_every: int) -> None:
 
     rows = CurvesFile(Path(config.run_dir)).read()
     training = config.training
-    print("\n| step | longest row | generate s | decode ms | reward wait s | update s | checkpoint s | peak GiB |")
-    print("|---|---|---|---|---|---|---|---|")
+    # The reward's wait after generation, and of it the last painting still scoring ahead (early scoring): the rest
+    # is the reward call's own.
+    print(
+        "\n| step | longest row | generate s | decode ms | reward wait s | of it, scoring ahead s | update s | "
+        "checkpoint s | peak GiB |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         longest = float(row["longest"] or 0)
         decode = 1000 * float(row["generate_s"]) / longest if longest else 0.0
         print(
             f"| {row['step']} | {longest:,.0f} | {float(row['generate_s']):.1f} | {decode:.1f} | "
-            f"{float(row['score_s']):.1f} | {float(row['update_s']):.1f} | {seconds(row.get('checkpoint_s'))} | "
+            f"{float(row['score_s']):.1f} | {seconds(row.get('ahead_tail_s'))} | {float(row['update_s']):.1f} | "
+            f"{seconds(row.get('checkpoint_s'))} | "
             f"{row.get('peak_gib') or '-'} |"
         )
     peaks = [float(row["peak_gib"]) for row in rows if row.get("peak_gib")]

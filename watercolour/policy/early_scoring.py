@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -70,6 +71,23 @@ class FinishedRows:
         self.on_finished(row, self.rows[row])
 
 
+class Prefetches(list):  # type: ignore[type-arg]
+    """The futures of a batch's prefetches, in the order its rows finished, and when each prefetch was done
+    (`time.perf_counter()`): how long after generation the last painting was ready is the part of the reward's wait
+    spent scoring ahead; the rest is the reward call's own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finished_at: list[float] = []
+
+    def done(self, _future: Any) -> None:
+        self.finished_at.append(time.perf_counter())
+
+    def tail_after(self, ended: float) -> float | None:
+        """Seconds from `ended` (the end of generation) until the last prefetch done by now; None without any."""
+        return max(0.0, max(self.finished_at) - ended) if self.finished_at else None
+
+
 def prefetching_reward(trainer: Any) -> Any:
     """The trainer's reward function that can score ahead (has `prefetch`), or None."""
     return next((reward for reward in trainer.reward_funcs if hasattr(reward, "prefetch")), None)
@@ -91,16 +109,16 @@ def row_arguments(trainer: Any, prompts: list[Any], rows: list[dict[str, Any]]) 
 @contextmanager
 def scoring_during_generation(
     trainer: Any, prompts: list[Any] | None = None, rows: list[dict[str, Any]] | None = None
-) -> Iterator[list[Any]]:
+) -> Iterator[Prefetches]:
     """While this is open, the trainer's `generate` calls stream finished rows to its reward's `prefetch`.
 
     With the batch's `prompts` and dataset `rows` (TRL's inputs, in the order `generate` receives them), each row
     goes with its `row_arguments`, so the reward can score its service terms ahead. Without them, or for a
     `generate` call over other rows than the batch's, a row goes alone and the reward only renders it. Yields the
-    list of the prefetches' futures (for tests and the benchmark). Without a reward that can prefetch, nothing
-    changes.
+    prefetches' futures (`Prefetches`, a list: for the step's timing, tests and the benchmark). Without a reward
+    that can prefetch, nothing changes.
     """
-    futures: list[Any] = []
+    futures = Prefetches()
     reward = prefetching_reward(trainer)
     if reward is None:
         yield futures
@@ -116,6 +134,7 @@ def scoring_during_generation(
         prefetch = reward.prefetch(text, **arguments[row]) if arguments is not None else reward.prefetch(text)
         future = asyncio.run_coroutine_threadsafe(prefetch, trainer.async_loop)
         future.add_done_callback(retrieve_failure)
+        future.add_done_callback(futures.done)
         futures.append(future)
 
     generate = model.generate

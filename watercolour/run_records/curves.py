@@ -43,6 +43,9 @@ TAIL_SOURCES = {
     "prefetched": "scoring/prefetched",
     "generate_s": "time/generate_s",
     "score_s": "time/score_s",
+    # Of the reward's wait, how long after generation the last painting scored ahead was ready (early scoring); the
+    # rest of score_s is the reward call's own (the fan-out's tasks, the batch's gate readback).
+    "ahead_tail_s": "time/ahead_tail_s",
     "step_s": "step_time",
     # What a projection of the run reads (`watercolour.rehearsal.projection`): the longest row (a batch decodes until
     # it ends), the completions' mean length, the tokens seen so far, the save after the step before, peak memory.

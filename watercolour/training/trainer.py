@@ -26,7 +26,7 @@ from ground.run_config import RunConfig, TrainingSettings
 from rewards.scoring.composite import CompositeReward, OnScored
 from rewards.scoring.scoring_engine import log_means
 from watercolour.policy.adapter import load_policy
-from watercolour.policy.early_scoring import scoring_during_generation
+from watercolour.policy.early_scoring import Prefetches, scoring_during_generation
 from watercolour.policy.generation import (
     UnguardedDecode,
     decode_without_waiting,
@@ -113,15 +113,21 @@ class TimedGRPOTrainer(GRPOTrainer):
         started = time.perf_counter()
         # With tools the first reply is not the completion (the tool loop carries on from it): render it only.
         rows = None if self.tools else self._batch_rows
+        ahead: Prefetches | None = None
         try:
             with (
                 input_grad_hooks_paused(self.model, paused=not self.generation_config.disable_compile),
                 self.rollout_weights(),
-                scoring_during_generation(self, prompts, rows) if self.early_scoring else nullcontext(),
+                scoring_during_generation(self, prompts, rows) if self.early_scoring else nullcontext() as ahead,
             ):
                 return super()._generate(prompts)
         finally:
             self._record_time("generate", started)
+            self._scored_ahead = (ahead, time.perf_counter()) if ahead is not None else None
+
+    # The last generation's prefetches and when it ended: the reward's wait splits into the paintings still
+    # scoring ahead after generation (`time/ahead_tail_s`) and the reward call's own time.
+    _scored_ahead: tuple[Prefetches, float] | None = None
 
     # Compiled decode steps of shapes already compiled run without their guards; set from the generation plan.
     unguarded_decode: UnguardedDecode | None = None
@@ -218,6 +224,12 @@ class TimedGRPOTrainer(GRPOTrainer):
             return rewards
         finally:
             self._record_time("score", started)
+            if self._scored_ahead is not None:
+                ahead, ended = self._scored_ahead
+                self._scored_ahead = None
+                tail = ahead.tail_after(ended)
+                if tail is not None:
+                    self._metrics["train"]["time/ahead_tail_s"].append(tail)
 
     def _record_gathered_step(self) -> None:
         assert self.slices is not None and self.store is not None
