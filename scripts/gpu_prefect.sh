@@ -180,7 +180,11 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
       shard="$RUN_DIR/rollouts/step-$(printf %05d "$KILL_IN_STEP").parquet"
       while [ ! -f "$shard" ] && (( SECONDS < WATCH_S )); do sleep 0.05; done
       [ -f "$shard" ] || { echo "step $KILL_IN_STEP never stored its rollouts: $(state)"; exit 1; }
+      # A run that has ended has nothing to kill, and a process left with its id (a child in teardown) is not it;
+      # retrying it afterwards would train on from its last checkpoint: stop both.
+      case "$(state)" in RUNNING*) ;; *) echo "not killed: the run is no longer running ($(state))" >&2; exit 1 ;; esac
       pid=$(flow_pid)
+      [ -n "$pid" ] || { echo "not killed: no process runs flow run $(flow_run)" >&2; exit 1; }
       kill -9 "$pid" && echo "SIGKILL to the flow process $pid at $(date +%T.%N); checkpoints: $(ls "$RUN_DIR/checkpoints")"
       for _ in $(seq 120); do case "$(state)" in CRASHED*) break ;; esac; sleep 1; done
       echo "flow run: $(state)"
