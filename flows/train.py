@@ -16,9 +16,10 @@ presets' deployments run; the offline ones run `train`, which has none, so their
 Resume: retry a failed or crashed run (`prefect flow-run retry <id>` or the UI's Retry). Task results are persisted
 under the DEFAULT cache policy (inputs + task source + run id), so the pool comes back Cached and `grpo_train` trains
 on from the latest checkpoint, which its input names; the health checks and the Space's wake run again, since the
-Space may have been put to sleep when the first attempt crashed. What the earlier attempt published of the
-steps the retry trains again is replaced (`forget_replayed`). A failed training ends the run Failed with one
-line naming the latest checkpoint and the Retry; the traceback is in the run directory's failure.log.
+Space may have been put to sleep when the first attempt crashed, unless every step is already trained (the latest
+checkpoint is the last step's): then nothing is scored and the Space stays asleep. What the earlier attempt
+published of the steps the retry trains again is replaced (`forget_replayed`). A failed training ends the run Failed
+with one line naming the latest checkpoint and the Retry; the traceback is in the run directory's failure.log.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from tasks.space import put_space_to_sleep, set_space_backstop
 from tasks.training import grpo_train, warm_start_policy
 from watercolour.operations.publish import PublishSettings
 from watercolour.operations.space_control import sleep_space
-from watercolour.run_records.run_dir import latest_checkpoint
+from watercolour.run_records.run_dir import checkpoint_step, latest_checkpoint
 from watercolour.training.warm_start_cache import needs_warm_start
 
 
@@ -152,10 +153,17 @@ def train(
         logger.info(f"replacing {replaced} artifacts of this flow run's earlier attempt: it trains on from {start}")
     keys = flow_run_artifacts(config.name)
     space = config.space
+    # An attempt that ended after its last step's checkpoint (a publish that failed, a crash in the teardown) left
+    # nothing to score: its retry writes what the run leaves without waking the Space, whose start takes minutes.
+    trained_out = checkpoint is not None and checkpoint_step(checkpoint) >= config.training.steps
     try:
-        if space is not None:
-            set_space_backstop(space)
-        services = check_services(config, space)
+        if trained_out:
+            logger.info(f"every step is trained ({start}): the services are not checked and the Space is not woken")
+            services = {name: f"not called: every step was trained ({start})" for name in ("scorer", "judge")}
+        else:
+            if space is not None:
+                set_space_backstop(space)
+            services = check_services(config, space)
         pool = load_reference_pool(config.pool_dir)
         create_markdown_artifact(
             pool_card(pool, config.pool_dir),

@@ -278,11 +278,18 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
             "training.per_device_batch_size": 2,
             "training.max_completion_length": 8,
             "training.early_scoring": True,
+            "training.save_steps": 1,
             "render.browsers": 1,
             "run_dir": str(tmp_path),
         }
         try:
             state = train_with_space("judge-led", overrides, return_state=True)
+            # The same run again once every step is trained (as a retry after a publish that failed): nothing is left
+            # to score, so the Space, whose start takes minutes, is not woken.
+            woken = len(hub.transitions)
+            again = train_with_space(
+                "judge-led", overrides, run_dir=state.result()["run_dir"], continue_run=True, return_state=True
+            )
         finally:
             close_engine_thread()
     assert state.is_completed(), state.message
@@ -302,3 +309,7 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
     # The flow run's own key, and a sentence rather than a dict of tiers.
     (card,) = artifacts(f"judge-led-{flow_run_name(state)}-pool")
     assert pool_revision(None) in card.data and "{" not in card.data
+    assert again.is_completed(), again.message
+    assert again.result()["checkpoint"] == "checkpoint-1" and again.result()["resumed_from"] == "checkpoint-1"
+    assert again.result()["services"]["scorer"].startswith("not called: every step was trained")
+    assert len(hub.transitions) == woken and hub.spaces[SPACE].stage == "PAUSED"
