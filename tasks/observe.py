@@ -15,6 +15,13 @@ batch it updates, in place, one artifact of each kind:
 In place, because Prefect lists a flow run's artifacts in the order of their random ids: one artifact a step read as
 a shuffled deck. Each step also logs one summary line in the flow's logs (`tasks.training`).
 
+The artifacts are published off the step's path, by one thread of the reporter's own, in the order of the steps: the
+rollout store is written inside the reward's call, the artifacts after it returns, so the update does not wait for
+them. Inside the call, the step's contact sheet and five writes to the server took 0.15-0.17 s a step on CPU (0.39 s
+the first), all after the step's last painting; now the call hands them over in under a millisecond. A publish that
+fails is logged and the run goes on; `close` waits for the steps already handed over, and the training task calls it
+before it returns.
+
 Artifact keys are per flow run (`<run name>-<flow-run name>-<what>`), so two runs of a deployment publish under two
 sets of keys. A retry keeps its flow run and publishes all of them again: `forget_replayed` deletes what the
 earlier attempt published first.
@@ -22,14 +29,16 @@ earlier attempt published first.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from statistics import fmean
 from typing import Any
 from uuid import UUID
 
-from prefect import runtime
+from prefect import get_run_logger, runtime
 from prefect.artifacts import (
     create_markdown_artifact,
     create_progress_artifact,
@@ -143,12 +152,26 @@ class StepReporter:
             for what, kind in (("steps", "markdown"), ("step-rewards", "table"), ("best-painting", "markdown"),
                                ("dead-letters", "table"))
         )  # fmt: skip
+        # One thread: the steps publish in the order they were scored.
+        self.publisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="step-artifacts")
 
     def __call__(self, prompts: list[Any], completions: list[Any], parts: list[RewardParts], kwargs: dict) -> None:
         step = rollout_step(kwargs.get("trainer_state")) or 1
         if self.then is not None:
             self.then(prompts, completions, parts, kwargs)
-        self.report(step, parts)
+        # With the Prefect context of the call: the artifacts belong to this flow run and its training task.
+        self.publisher.submit(contextvars.copy_context().run, self.report_or_log, step, parts)
+
+    def close(self) -> None:
+        """Wait until every step handed over so far is published."""
+        self.publisher.shutdown(wait=True)
+
+    def report_or_log(self, step: int, parts: list[RewardParts]) -> None:
+        try:
+            self.report(step, parts)
+        except Exception as error:  # what a person watches must not stop the training it watches
+            cause = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+            get_run_logger().warning(f"step {step}'s artifacts were not published ({cause}); the run goes on")
 
     def report(self, step: int, parts: list[RewardParts]) -> None:
         self.rewards.publish(reward_rows(parts), f"Step {step}: rewards. {columns_explained(parts)}")

@@ -72,10 +72,12 @@ def grpo_train(
     # Fault injection only on a run's first attempt, so that its retry shows the resume.
     inject = fail_at_step if fail_at_step is not None and runtime.flow_run.run_count <= 1 else None
 
+    reporters: list[StepReporter] = []
     with make_task_runner(fan_out_settings) as runner:
 
         def step_hook(config: RunConfig, run_dir: Path, then: OnScored | None) -> OnScored:
-            return StepReporter(flow_run_artifacts(config.name), run_dir, config.training.steps, then=then)
+            reporters.append(StepReporter(flow_run_artifacts(config.name), run_dir, config.training.steps, then=then))
+            return reporters[-1]
 
         def fan_out(config: RunConfig, run_dir: Path) -> FannedScorer:
             return FannedScorer(config, run_dir, runner=runner, retries=fan_out_settings.retries)
@@ -96,6 +98,8 @@ def grpo_train(
         except Exception as error:
             return Failed(message=failure(run_dir, error))
         finally:
+            for reporter in reporters:  # the steps' artifacts, published off the steps' path, all out
+                reporter.close()
             close_engine_thread()
     latest = latest_checkpoint(run_dir)
     return {

@@ -88,7 +88,8 @@ def test_a_dead_scorer_turns_rollouts_into_dead_letters_and_the_step_goes_on(
     def two_steps() -> tuple[list, list]:
         with ThreadPoolTaskRunner(max_workers=3) as runner:
             fanned = FannedScorer(config, tmp_path, runner=runner, retries=1)
-            reward = CompositeReward(fanned, StepReporter(config.name, tmp_path, 2))
+            reporter = StepReporter(config.name, tmp_path, 2)
+            reward = CompositeReward(fanned, reporter)
             first = asyncio.run(reward(["p"] * 3, batch, trainer_state=StepState(0)))
             scorer.kill()
             second = asyncio.run(
@@ -98,6 +99,7 @@ def test_a_dead_scorer_turns_rollouts_into_dead_letters_and_the_step_goes_on(
                     trainer_state=StepState(1),
                 )
             )
+            reporter.close()  # the steps' artifacts are published after the reward's call returns
         return first, second
 
     try:
@@ -313,3 +315,47 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
     assert again.result()["checkpoint"] == "checkpoint-1" and again.result()["resumed_from"] == "checkpoint-1"
     assert again.result()["services"]["scorer"].startswith("not called: every step was trained")
     assert len(hub.transitions) == woken and hub.spaces[SPACE].stage == "PAUSED"
+
+
+def test_step_artifacts_publish_after_the_reward_call_in_step_order_and_a_failed_one_is_logged(
+    prefect_server, tmp_path, caplog
+):
+    import threading
+
+    from ground.records import RewardParts
+
+    release = threading.Event()
+    published: list[int] = []
+
+    class HeldReporter(StepReporter):
+        """The real reporter, its publishing held until the test lets it go; step 2's fails as a dead server would."""
+
+        def report(self, step: int, parts: list) -> None:
+            release.wait(timeout=60)
+            if step == 2:
+                raise ConnectionError("the server went away\nand said more")
+            super().report(step, parts)
+            published.append(step)
+
+    @flow
+    def three_steps() -> list[int]:
+        reporter = HeldReporter("held", tmp_path, 3)
+        parts = [RewardParts(reward=0.5, weights={"aesthetic": 1.0})]
+        for step in range(3):
+            reporter(["p"], ["c"], parts, {"trainer_state": StepState(step)})
+        before = list(published)  # every call has returned, none of the steps is published yet
+        release.set()
+        reporter.close()
+        return before
+
+    with caplog.at_level("WARNING"):
+        assert three_steps() == []
+    assert published == [1, 3], "in step order, and the step after a failed publish is published"
+    (steps,) = artifacts("held-steps")
+    assert steps.description == "Steps 1 to 3 of 3, in order"
+    warnings = [
+        record.getMessage() for record in caplog.records if "artifacts were not published" in record.getMessage()
+    ]
+    assert warnings == [
+        "step 2's artifacts were not published (ConnectionError: the server went away); the run goes on"
+    ]
