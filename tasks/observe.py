@@ -136,7 +136,8 @@ class Pinned:
 
 
 class StepReporter:
-    """Publishes a step's artifacts (in place: one of each kind per run), then hands the batch on to `then`."""
+    """Hands a step's batch on to `then` (the rollout store), then has its artifacts published (in place: one of each
+    kind per run) by the reporter's own thread, after the call returns."""
 
     def __init__(self, run_name: str, run_dir: Path, total_steps: int, then: OnScored | None = None) -> None:
         self.run_name, self.run_dir, self.total_steps, self.then = run_name, Path(run_dir), total_steps, then
