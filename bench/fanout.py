@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -22,6 +23,10 @@ from pathlib import Path
 
 from bench.table import seconds_table
 
+
+# The temporary server's telemetry heartbeat wrote to its SQLite database while the steps did, and logged a
+# "database is locked" traceback into the table's output; it sends nothing from here anyway.
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_POOL = ROOT / "ground" / "seed_pool"

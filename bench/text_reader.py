@@ -8,6 +8,10 @@ pass. Positives are the gate's painted-text fixtures, each rendered at N seeds. 
 confident word of three or more letters and digits in the first reading and in the others, and how many renders the
 picture checks refuse; then the false-refusal rate over every good painting. A good painting refused costs a rollout
 its whole reward: it should be at most 1%.
+
+`--latency N` times instead one picture's text check read alone, as a step's last painting is: N seed-pool pictures,
+each read by a reader whose Tesseract waits with its model loaded (the default) and by a new reader (a cold start),
+alternating, in one table with the ratio of medians.
 """
 
 from __future__ import annotations
@@ -104,13 +108,48 @@ def table(reads: dict[str, list[Read]]) -> str:
     return "\n".join(lines)
 
 
+def latency(pictures: int) -> str:
+    """One picture read alone: on a reader with a spare Tesseract waiting, against a cold start; paired, alternating."""
+    import statistics
+    import time
+
+    from ground.reference_pool import load_pool
+    from rewards.picture_rules import TextReader
+
+    pngs = [reference.png for reference in load_pool()][:pictures]
+    warm = TextReader()
+    warm.words(pngs[-1]).result()  # its first run is cold; a spare waits after it
+    times: dict[str, list[float]] = {"spare": [], "cold": []}
+    for index, png in enumerate(pngs[: len(pngs) - 1]):
+        for path in ("spare", "cold") if index % 2 == 0 else ("cold", "spare"):
+            reader = warm if path == "spare" else TextReader()
+            started = time.perf_counter()
+            reader.words(png).result()
+            times[path].append(time.perf_counter() - started)
+            if reader is not warm:
+                reader.close()
+            time.sleep(0.3)  # the spare started after a run loads its model before the next picture, as in a step
+    warm.close()
+    median = {path: statistics.median(values) for path, values in times.items()}
+    lines = [f"{'reader':8} {'pictures':>8} {'median s':>9} {'p90 s':>7}"]
+    for path, values in times.items():
+        p90 = sorted(values)[int(0.9 * (len(values) - 1))]
+        lines.append(f"{path:8} {len(values):>8} {median[path]:>9.3f} {p90:>7.3f}")
+    lines.append(f"spare / cold (ratio of medians): {median['spare'] / median['cold']:.2f}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.text_reader", description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=4, help="render seeds per text fixture (default 4)")
     parser.add_argument(
         "--per-subject", type=int, default=16, help="full-style procedural paintings a subject (default 16)"
     )
+    parser.add_argument("--latency", type=int, metavar="N", help="time one picture read alone, N pictures instead")
     args = parser.parse_args(argv)
+    if args.latency:
+        print(latency(args.latency + 1))
+        return
     print(table(asyncio.run(read_all(sketches(args.per_subject, args.seeds)))))
 
 

@@ -61,3 +61,37 @@ def test_pictures_gated_together_are_read_in_one_run_each_with_its_own_words(mon
     assert reader.runs == 1
     # Read again (a prefetch, then the step's score): from the reader's cache, no new run.
     assert asyncio.run(together()) == alone and reader.runs == 1
+
+
+def test_a_later_picture_is_read_by_a_tesseract_already_waiting_and_reads_as_a_cold_one_would(monkeypatch):
+    # A step's last painting is read alone after the last token: its Tesseract has loaded its model by then.
+    cold = picture_rules.TextReader()
+    expected = cold.words(lettered("LOVE")).result(timeout=60)
+    cold.close()
+    assert cold.spares_used == 0 and expected and expected[0][0] == "LOVE"
+
+    reader = picture_rules.TextReader()
+    first = reader.words(POOL[0].png).result(timeout=60)
+    assert reader.runs == 1 and reader.spares_used == 0
+    assert reader.words(lettered("LOVE")).result(timeout=60) == expected
+    assert reader.runs == 2 and reader.spares_used == 1
+    assert first == cold.words(POOL[0].png).result(timeout=60)  # the cold reader, closed: read cold
+    reader.close()
+
+
+def test_a_spare_tesseract_that_died_is_replaced_and_close_leaves_none_running():
+    reader = picture_rules.TextReader()
+    reader.words(POOL[0].png).result(timeout=60)
+    spare = reader._spare
+    assert spare is not None and spare.poll() is None, "a spare waits after a run"
+    spare.kill()  # as the OOM killer would
+    spare.wait()
+    words = reader.words(lettered("LOVE")).result(timeout=60)
+    assert words and words[0][0] == "LOVE" and reader.runs == 2 and reader.spares_used == 0
+    waiting = reader._spare
+    assert waiting is not None and waiting.poll() is None
+    reader.close()
+    assert waiting.poll() is not None and reader._spare is None
+    # Closed: a later picture is still read (cold), and no spare is started after it.
+    assert reader.words(lettered("WOW 10")).result(timeout=60)
+    assert reader._spare is None
