@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -285,6 +286,21 @@ def _read(pngs: list[bytes], tesseract: subprocess.Popen[bytes] | None = None) -
 
 
 READER = TextReader()
+
+
+def _forget_in_child() -> None:
+    """In a forked child: the reader's lock and thread are the parent's, and so is its spare. The child keeps a copy
+    of the spare's stdin, and a Tesseract sees the end of its picture list only when every copy is closed: the
+    parent's next read would wait for its timeout. Close the child's copies, and start the child's reader afresh."""
+    spare = READER._spare
+    if spare is not None:
+        for stream in (spare.stdin, spare.stdout, spare.stderr):
+            if stream is not None:
+                stream.close()
+    READER._lock, READER._waiting, READER._thread, READER._spare = threading.Lock(), {}, None, None
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _words(png: bytes) -> Words:

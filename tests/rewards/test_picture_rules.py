@@ -95,3 +95,27 @@ def test_a_spare_tesseract_that_died_is_replaced_and_close_leaves_none_running()
     # Closed: a later picture is still read (cold), and no spare is started after it.
     assert reader.words(lettered("WOW 10")).result(timeout=60)
     assert reader._spare is None
+
+
+def test_a_forked_child_holds_no_copy_of_the_spare_that_would_keep_the_parents_next_read_waiting(monkeypatch):
+    # Tesseract reads its picture list to the end of stdin: a copy of the pipe left open in a forked child (a
+    # DataLoader or datasets worker) would hold the parent's next read until its timeout.
+    import multiprocessing
+    import time
+
+    reader = picture_rules.TextReader()
+    monkeypatch.setattr(picture_rules, "READER", reader)
+    reader.words(POOL[0].png).result(timeout=60)
+    assert reader._spare is not None and reader._spare.poll() is None
+    context = multiprocessing.get_context("fork")
+    child = context.Process(target=time.sleep, args=(30,))
+    child.start()
+    try:
+        started = time.perf_counter()
+        words = reader.words(lettered("LOVE")).result(timeout=20)
+        assert words and words[0][0] == "LOVE" and reader.spares_used == 1
+        assert time.perf_counter() - started < 10
+    finally:
+        child.kill()
+        child.join()
+        reader.close()
