@@ -58,6 +58,10 @@ def test_a_rehearsal_runs_the_presets_trainer_against_stand_ins_and_projects_the
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
     assert "rehearsal of judge-led: shape:tiny-qwen3.5-moe (random weights), 2 steps, in" in out
+    # The route its update was measured on (no fla on CPU): the GPU's is `fla` or `fla-rollouts`.
+    assert (
+        "Gated DeltaNet: the project's torch implementation of the rule in the rollouts and the update" in done.stderr
+    )
     # The run's own sequence: the Space found asleep and woken, the judge pinged, the Space asleep at the end.
     assert re.search(r"scorer loaded \(Space PAUSED, waited \d+ s\)", out) and "judge answered as" in out
     assert "Space rehearsal/hpsv3-scorer: paused" in out

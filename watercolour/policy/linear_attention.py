@@ -50,6 +50,17 @@ FIX = (
 )
 
 
+# What a run says of its route when it is built (a policy with Gated DeltaNet layers), so that its timings say what
+# they measured.
+ROUTE_LINES: dict[Route, str] = {
+    "fla": "Gated DeltaNet: fla's kernels in the rollouts and the update (fla's backward is correct on this machine)",
+    "torch": "Gated DeltaNet: the project's torch implementation of the rule in the rollouts and the update (fla is "
+    "not installed; on a GPU, install flash-linear-attention for its kernels)",
+    "fla-rollouts": "Gated DeltaNet: fla's backward is wrong on this GPU, so updates use the project's torch "
+    f"implementation of the rule (correct, slower than fla's kernel): {FIX}",
+}
+
+
 class GatedDeltaBackwardUnavailable(RuntimeError):
     """No route to correct gradients through the policy's Gated DeltaNet layers on this machine."""
 

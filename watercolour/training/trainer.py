@@ -36,7 +36,7 @@ from watercolour.policy.generation import (
     resolve,
     rollout_key,
 )
-from watercolour.policy.linear_attention import FIX, route_gated_delta_rule
+from watercolour.policy.linear_attention import ROUTE_LINES, route_gated_delta_rule
 from watercolour.policy.loading import resolve_model, set_cpu_threads
 from watercolour.policy.lora import device_settings, lora_config
 from watercolour.policy.rollout_weights import MergedForRollouts
@@ -495,12 +495,9 @@ def build_trainer(
     if shape is not None:
         # Random weights never end a completion: rows end at lengths drawn from the recipe's (`rehearsal.lengths`).
         force_lengths(trainer, training.max_completion_length)
-    if route_gated_delta_rule(trainer.model) == "fla-rollouts":
-        tell(
-            echo,
-            "Gated DeltaNet: fla's backward is wrong on this GPU, so updates use the project's torch implementation "
-            f"of the rule (correct, slower than fla's kernel): {FIX}",
-        )
+    route = route_gated_delta_rule(trainer.model)
+    if route in ROUTE_LINES:
+        tell(echo, ROUTE_LINES[route])
     # Repaint episodes are scored by their environments, turn by turn, not from the finished text.
     trainer.early_scoring = plan.early_scoring and config.repaint is None
     trainer.remove_callback(ProgressCallback)
