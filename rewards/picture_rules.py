@@ -182,6 +182,16 @@ class TextReader:
             spare, self._spare, self._closed = self._spare, None, True
         _stop(spare)
 
+    def forget_after_fork(self) -> None:
+        """In a forked child: the lock and the thread are the parent's, and so is the spare. The child holds a copy of
+        the spare's stdin, and a Tesseract sees the end of its picture list only when every copy is closed: the
+        parent's next read would wait for its timeout. Close the child's copies and start afresh."""
+        if self._spare is not None:
+            for stream in (self._spare.stdin, self._spare.stdout, self._spare.stderr):
+                if stream is not None:
+                    stream.close()
+        self._lock, self._waiting, self._thread, self._spare = threading.Lock(), {}, None, None
+
     def __del__(self) -> None:
         _stop(getattr(self, "_spare", None))
 
@@ -215,16 +225,15 @@ class TextReader:
             results = {}
             for future in batch.values():
                 future.set_exception(error)
-        if not warm:
-            _stop(spare)
-        try:
+        try:  # the next run's, loading its model while the next pictures render
             next_spare: subprocess.Popen[bytes] | None = None if self._closed else _tesseract()
         except (TextReaderMissing, OSError):
             next_spare = None
         with self._lock:
             self.runs += 1
             self.spares_used += warm
-            self._spare, stale = next_spare, self._spare
+            stale = next_spare if self._closed else None  # closed while this run read
+            self._spare = None if self._closed else next_spare
             for png, words in results.items():
                 self._cache[png] = words
                 batch[png].set_result(words)
@@ -289,19 +298,7 @@ def _read(pngs: list[bytes], tesseract: subprocess.Popen[bytes] | None = None) -
 READER = TextReader()
 
 
-def _forget_in_child() -> None:
-    """In a forked child: the reader's lock and thread are the parent's, and so is its spare. The child keeps a copy
-    of the spare's stdin, and a Tesseract sees the end of its picture list only when every copy is closed: the
-    parent's next read would wait for its timeout. Close the child's copies, and start the child's reader afresh."""
-    spare = READER._spare
-    if spare is not None:
-        for stream in (spare.stdin, spare.stdout, spare.stderr):
-            if stream is not None:
-                stream.close()
-    READER._lock, READER._waiting, READER._thread, READER._spare = threading.Lock(), {}, None, None
-
-
-os.register_at_fork(after_in_child=_forget_in_child)
+os.register_at_fork(after_in_child=lambda: READER.forget_after_fork())
 
 
 def _words(png: bytes) -> Words:
