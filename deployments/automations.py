@@ -63,7 +63,12 @@ def crash_detection(crash_after_s: int = CRASH_AFTER_S) -> AutomationCore:
 
 
 def register(crash_after_s: int = CRASH_AFTER_S) -> str:
-    """Create the automation, or bring the one of that name up to date; says which."""
+    """Create the automation, or bring the one of that name up to date; says which.
+
+    One that is already up to date is left alone: the server forgets an automation's open windows when it is
+    updated, so rewriting it while a run was lost (`scripts/prefect-local.sh up` run again to bring a worker back)
+    left that run Running for good, its last heartbeat forgotten and no other coming. A changed window (another
+    `crash_after_s`) has that cost once: a run already lost by then is not marked Crashed."""
     from prefect.client.orchestration import get_client
 
     automation = crash_detection(crash_after_s)
@@ -72,6 +77,9 @@ def register(crash_after_s: int = CRASH_AFTER_S) -> str:
         for extra in existing[1:]:
             client.delete_automation(extra.id)
         if existing:
+            current = existing[0].model_dump(mode="json", include=set(AutomationCore.model_fields))
+            if current == automation.model_dump(mode="json"):
+                return f"automation '{NAME}' ({crash_after_s} s) is up to date"
             client.update_automation(existing[0].id, automation)
             return f"updated automation '{NAME}' ({crash_after_s} s)"
         client.create_automation(automation)

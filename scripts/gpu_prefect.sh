@@ -11,6 +11,9 @@
 #     bash scripts/gpu_prefect.sh park .gpu/wheels/p2 park .gpu/render/parts/p5 install  # ... and the render parts
 #     bash scripts/gpu_prefect.sh up run watch                  # server, worker, stand-ins; the run; its steps
 #     bash scripts/gpu_prefect.sh kill retry watch              # SIGKILL in step 3, Crashed, Space asleep, Retry
+#     bash scripts/gpu_prefect.sh lose bench asleep retry       # or: the machine lost in step 3 (flow and worker
+#                                                               # SIGKILLed, a fresh worker), the automation alone
+#                                                               # ends the run and its Space; the benchmark meanwhile
 #     bash scripts/gpu_prefect.sh bench                         # bench.gpu's recipe step, the same policy and services
 #     bash scripts/gpu_prefect.sh rehearse                      # watercolour rehearse at the recipe's shape
 #     bash scripts/gpu_prefect.sh kernels                       # the Gated DeltaNet gradient check, each implementation
@@ -41,6 +44,9 @@ PARKED=/tmp/parked
 RUN_DIR=${RUN_DIR:-/tmp/prefect-run}
 STEPS=${STEPS:-3}
 KILL_IN_STEP=3
+# A training run with no heartbeat this long is marked Crashed by the shipped automation: three of the training
+# deployments' 60 s heartbeats, where the default waits five, so a lost run ends inside a lease's call.
+export WATERCOLOUR_CRASH_AFTER_S=${WATERCOLOUR_CRASH_AFTER_S:-180}
 # Each call must end well inside the device's 10 minutes: a watch stops looking after this long.
 WATCH_S=${WATCH_S:-500}
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 OMP_NUM_THREADS=16
@@ -95,6 +101,34 @@ state() {
 space_stage() {
   curl -fsS -H "Authorization: Bearer rehearsal" "$(python3 -c "import json; print(json.load(open('/tmp/overrides.json'))['space.endpoint'])")/api/spaces/rehearsal/hpsv3-scorer/runtime" \
     | python3 -c "import json, sys; print(json.load(sys.stdin)['stage'])"
+}
+
+# For each step, the painting that finished last (the longest completion): what its reward waited on after generation.
+last_paintings() {
+  python3 - "$RUN_DIR" <<'PY'
+import json, sys
+from watercolour.run_records.rollout_store import RolloutStore
+by_step = {}
+for row in RolloutStore(sys.argv[1], 1).rows():
+    if row["step"] not in by_step or len(row["completion"]) > len(by_step[row["step"]]["completion"]):
+        by_step[row["step"]] = row
+for step, row in sorted(by_step.items()):
+    parts = {name: round(ms) for name, ms in json.loads(row["timings_ms"]).items()}
+    print(f"step {step}: its last painting: render {row['render_ms'] or 0:.0f} ms, parts {parts} (ms; the gate's "
+          f"includes the render), {(row['sketch'] or '').count(chr(10)) + 1} lines")
+PY
+}
+
+trigger_kill() {
+  # Wait until step $KILL_IN_STEP has stored its rollouts (its update not done) and the run is still running.
+  shard="$RUN_DIR/rollouts/step-$(printf %05d "$KILL_IN_STEP").parquet"
+  while [ ! -f "$shard" ] && (( SECONDS < WATCH_S )); do sleep 0.05; done
+  [ -f "$shard" ] || { echo "step $KILL_IN_STEP never stored its rollouts: $(state)"; exit 1; }
+  # A run that has ended has nothing to kill, and a process left with its id (a child in teardown) is not it;
+  # retrying it afterwards would train on from its last checkpoint: stop both.
+  case "$(state)" in RUNNING*) ;; *) echo "not killed: the run is no longer running ($(state))" >&2; exit 1 ;; esac
+  pid=$(flow_pid)
+  [ -n "$pid" ] || { echo "not killed: no process runs flow run $(flow_run)" >&2; exit 1; }
 }
 
 flow_pid() {
@@ -170,26 +204,60 @@ PY
         sleep 5
       done
       echo "flow run: $(state); Space: $(space_stage)"
+      last_paintings
       python3 -c "from watercolour.run_records.rollout_store import RolloutStore; rows = RolloutStore('$RUN_DIR', 1).rows(); \
 keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(keys)}, stored twice: {len(keys) - len(set(keys))}')"
       cp "$RUN_DIR/curves.csv" "$OUT/prefect-curves.csv" 2>/dev/null
       grep -vE "Warning|warnings.warn" "$PREFECT_HOME/worker.log" | tail -n 400 >"$OUT/worker.log"
       ;;
     kill)
-      # In the middle of step $KILL_IN_STEP: its rollouts stored, its update not done.
-      shard="$RUN_DIR/rollouts/step-$(printf %05d "$KILL_IN_STEP").parquet"
-      while [ ! -f "$shard" ] && (( SECONDS < WATCH_S )); do sleep 0.05; done
-      [ -f "$shard" ] || { echo "step $KILL_IN_STEP never stored its rollouts: $(state)"; exit 1; }
-      # A run that has ended has nothing to kill, and a process left with its id (a child in teardown) is not it;
-      # retrying it afterwards would train on from its last checkpoint: stop both.
-      case "$(state)" in RUNNING*) ;; *) echo "not killed: the run is no longer running ($(state))" >&2; exit 1 ;; esac
-      pid=$(flow_pid)
-      [ -n "$pid" ] || { echo "not killed: no process runs flow run $(flow_run)" >&2; exit 1; }
+      # In the middle of step $KILL_IN_STEP: the flow process alone; its worker sees it exit and reports it Crashed.
+      trigger_kill
       kill -9 "$pid" && echo "SIGKILL to the flow process $pid at $(date +%T.%N); checkpoints: $(ls "$RUN_DIR/checkpoints")"
       for _ in $(seq 120); do case "$(state)" in CRASHED*) break ;; esac; sleep 1; done
       echo "flow run: $(state)"
       for _ in $(seq 120); do [ "$(space_stage)" = PAUSED ] && break; sleep 1; done
       echo "Space: $(space_stage), by: $("$PREFECT_BIN" flow-run ls --flow-name space-sleep 2>/dev/null | grep -c Completed) completed space-sleep run(s)"
+      ;;
+    lose)
+      # The machine lost in the middle of step $KILL_IN_STEP: the flow process and its worker SIGKILLed together, so
+      # nobody reports the run and no hook runs; a fresh worker starts (another machine's, say). From here only the
+      # shipped automation can end the run (no heartbeat for WATERCOLOUR_CRASH_AFTER_S) and, through it, the Space:
+      # `asleep` checks. The GPU is free at once, so a benchmark can run meanwhile.
+      trigger_kill
+      worker=$(cat "$PREFECT_HOME/worker.pid")
+      kill -9 -- "-$worker" 2>/dev/null; kill -9 "$worker" "$pid" 2>/dev/null
+      date +%s.%N >/tmp/lost-at
+      echo "SIGKILL to the flow process $pid and its worker $worker at $(date +%T.%N); checkpoints:" \
+        "$(ls "$RUN_DIR/checkpoints" | paste -sd' ')"
+      curves; last_paintings
+      echo "flow run: $(state)"
+      bash scripts/prefect-local.sh up | grep -vE "^(Prefect UI|Point a shell)" || exit 1
+      ;;
+    asleep)
+      # After `lose`: the run Crashed by the automation, and the Space paused by the space-sleep run it triggered.
+      for _ in $(seq 300); do case "$(state)" in CRASHED*) break ;; esac; sleep 1; done
+      echo "flow run: $(state)"
+      for _ in $(seq 120); do [ "$(space_stage)" = PAUSED ] && break; sleep 1; done
+      lost=$(cat /tmp/lost-at)
+      python3 - "$PREFECT_API_URL" "$(flow_run)" "$lost" <<'PY'
+import datetime, json, sys, urllib.request
+api, run, lost = sys.argv[1], sys.argv[2], float(sys.argv[3])
+def post(path, body):
+    request = urllib.request.Request(api + path, json.dumps(body).encode(), {"content-type": "application/json"})
+    return json.load(urllib.request.urlopen(request))
+def seconds(stamp):
+    return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() - lost
+states = json.load(urllib.request.urlopen(f"{api}/flow_run_states/?flow_run_id={run}"))
+crashed = [s for s in states if s["type"] == "CRASHED"]
+for s in crashed:
+    print(f"Crashed {seconds(s['timestamp']):.0f} s after the loss: {s['message']}")
+sleeps = post("/flow_runs/filter", {"flows": {"name": {"any_": ["space-sleep"]}}})
+for r in sleeps:
+    print(f"space-sleep run {r['name']}: {r['state']['type']}, ended {seconds(r['end_time']):.0f} s after the loss, "
+          f"parameters {r['parameters']}" if r.get("end_time") else f"space-sleep run {r['name']}: {r['state']['type']}")
+PY
+      echo "Space: $(space_stage)"
       ;;
     retry)
       "$PREFECT_BIN" flow-run retry "$(flow_run)" && echo "retried: $(state)"

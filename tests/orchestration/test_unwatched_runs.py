@@ -160,6 +160,10 @@ def test_a_run_whose_worker_is_lost_is_marked_crashed_by_its_missing_heartbeat(p
     with contextlib.suppress(ProcessLookupError):
         os.kill(running, signal.SIGKILL)
     lost = time.monotonic()
+    # The deployments applied again while the run is lost (`scripts/prefect-local.sh up` does so for a new worker):
+    # the automation, unchanged, keeps watching the lost run's last heartbeat.
+    registered = prefect.python("-m", "deployments.automations", "--crash-after-s", str(CRASH_AFTER_S))
+    assert "is up to date" in registered, registered
 
     ended = wait_for(
         lambda: state(prefect, flow_run) if state(prefect, flow_run)["type"] == "CRASHED" else None,

@@ -44,6 +44,15 @@ class LocalPrefect:
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
+    def python(self, *args: str) -> str:
+        """This checkout's Python against this server (`python -m deployments.automations`, say); its stdout."""
+        done = subprocess.run(
+            [str(ROOT / ".venv" / "bin" / "python"), *args], env=self.env, cwd=ROOT, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
     def get(self, path: str) -> dict:
         return httpx.get(self.api + path, timeout=30).raise_for_status().json()
 
