@@ -1,4 +1,4 @@
-"""The `train` flow: check the services, load the pool, run GRPO (resumably), publish, put the scorer to sleep.
+"""The `train` flow: check the renderer and services, load the pool, run GRPO (resumably), publish, sleep the scorer.
 
 One flow run, one run directory: `<run_dir of the configuration>/<flow-run name>-<id>` unless `run_dir` names
 one, so a second run of a deployment starts afresh instead of finding the last one's checkpoints. A retry of the
@@ -38,7 +38,7 @@ from deployments.presets import load_config, preset_names
 from ground.files import write_atomic
 from ground.run_config import RunConfig, SpaceSettings
 from tasks.fanout import FanOutSettings
-from tasks.health import check_services
+from tasks.health import check_local_renderer, check_services
 from tasks.observe import artifact_key, flow_run_artifacts, forget_replayed
 from tasks.pool import load_reference_pool
 from tasks.publish import publish_run
@@ -161,9 +161,13 @@ def train(
             logger.info(f"every step is trained ({start}): the services are not checked and the Space is not woken")
             services = {name: f"not called: every step was trained ({start})" for name in ("scorer", "judge")}
         else:
+            # The renderer first: it is local and quick, and without it every rollout would be a dead letter.
+            renderer = check_local_renderer(config) if config.openenv is None else None
             if space is not None:
                 set_space_backstop(space)
             services = check_services(config, space)
+            if renderer is not None:
+                services["renderer"] = renderer
         pool = load_reference_pool(config.pool_dir)
         create_markdown_artifact(
             pool_card(pool, config.pool_dir),

@@ -97,8 +97,12 @@ class BrowserPool:
         await self.close()
 
     async def start(self) -> None:
-        from playwright.async_api import async_playwright
-
+        try:
+            from playwright.async_api import async_playwright
+        except ImportError as error:
+            raise RendererUnavailable(
+                f"Playwright is not installed in this Python ({error}): run `make setup`"
+            ) from None
         if not os.path.exists(self.executable):
             raise RendererUnavailable(f"Chromium not found at {self.executable}: run `make setup`")
         if self.isolate_network:

@@ -43,7 +43,7 @@ PARKED=/tmp/parked
 # The Prefect run's folder: name another for a second run in one lease, which would otherwise resume the first.
 RUN_DIR=${RUN_DIR:-/tmp/prefect-run}
 STEPS=${STEPS:-3}
-KILL_IN_STEP=3
+KILL_IN_STEP=${KILL_IN_STEP:-3}
 # A training run with no heartbeat this long is marked Crashed by the shipped automation: three of the training
 # deployments' 60 s heartbeats, where the default waits five, so a lost run ends inside a lease's call.
 export WATERCOLOUR_CRASH_AFTER_S=${WATERCOLOUR_CRASH_AFTER_S:-180}
@@ -89,6 +89,13 @@ install_tilelang() {
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/cuda \
     /tmp/cuda-wheels/*.whl || return 1
   export CUDA_HOME=/tmp/cuda/nvidia/cu13 && "$CUDA_HOME/bin/nvcc" --version | tail -n 2
+}
+
+prefect_command() {
+  # pip --target --upgrade replaces the bin/ it finds, so TileLang's install takes Prefect's command with it.
+  [ -x "$PREFECT_BIN" ] && return 0
+  mkdir -p "$(dirname "$PREFECT_BIN")" && printf '#!/bin/sh\nexec python3 -m prefect "$@"\n' >"$PREFECT_BIN"
+  chmod +x "$PREFECT_BIN"
 }
 
 flow_run() { cat /tmp/flow-run-id; }
@@ -157,6 +164,7 @@ for stage in "$@"; do
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
         "$PARKED"/_gpu_wheels_p*/*.whl || exit 1
       install_tilelang || exit 1
+      prefect_command
       nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
       python3 -c "import torch, trl, transformers, prefect, fla; print('torch', torch.__version__, 'trl', \
 trl.__version__, 'transformers', transformers.__version__, 'prefect', prefect.__version__)" || exit 1
@@ -175,6 +183,7 @@ trl.__version__, 'transformers', transformers.__version__)" || exit 1
       ;;
     up)
       render_env
+      prefect_command
       setsid nohup python3 -m watercolour.cli rehearse --preset judge-led --serve >/tmp/stand-ins.log 2>&1 &
       for _ in $(seq 120); do grep -q '^{' /tmp/stand-ins.log && break; sleep 0.5; done
       grep '^{' /tmp/stand-ins.log >/tmp/overrides.json || { cat /tmp/stand-ins.log; exit 1; }
@@ -232,6 +241,7 @@ keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(ke
         "$(ls "$RUN_DIR/checkpoints" | paste -sd' ')"
       curves; last_paintings
       echo "flow run: $(state)"
+      render_env  # the new worker's flow runs render: Playwright and Chromium from the bundle
       bash scripts/prefect-local.sh up | grep -vE "^(Prefect UI|Point a shell)" || exit 1
       ;;
     asleep)

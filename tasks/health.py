@@ -11,7 +11,13 @@ from prefect.cache_policies import NO_CACHE
 
 from ground.run_config import RunConfig, SpaceSettings
 from rewards.judging.judge import judge_settings
-from watercolour.operations.service_health import ping_judge, probe_environment, services_to_check, wait_for_scorer
+from watercolour.operations.service_health import (
+    check_renderer,
+    ping_judge,
+    probe_environment,
+    services_to_check,
+    wait_for_scorer,
+)
 
 
 @task(retries=2, retry_delay_seconds=[5, 20], cache_policy=NO_CACHE)
@@ -28,6 +34,12 @@ def check_scorer(config: RunConfig, space: SpaceSettings | None) -> str:
 def check_environment(config: RunConfig) -> str:
     assert config.openenv is not None
     return probe_environment(config.openenv)
+
+
+@task(retries=1, retry_delay_seconds=[5], cache_policy=NO_CACHE)
+def check_local_renderer(config: RunConfig) -> str:
+    """The renderer of the process the flow runs in (its thread fan-out and its early scoring render there)."""
+    return check_renderer(config.scoring.render)
 
 
 def check_services(config: RunConfig, space: SpaceSettings | None) -> dict[str, str]:

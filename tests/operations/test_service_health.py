@@ -1,6 +1,11 @@
-"""The pre-run health checks: which services a preset calls, and the judge ping through the reward's HTTP client."""
+"""The pre-run health checks: which services a preset calls, the judge ping through the reward's HTTP client, and the
+renderer the run's scoring will lend."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -38,3 +43,41 @@ async def test_a_refused_key_and_a_dead_port_name_their_fix():
             await ping_judge(judge_at(server.url))
     with pytest.raises(ServiceDown, match="unreachable .*check judge.base_url"):
         await ping_judge(judge_at("http://127.0.0.1:9"))
+
+
+def check_renderer_in_a_fresh_process(prelude: str = "", **env: str) -> str:
+    """`check_renderer` in a process of its own (the browser pool is the process's, and the Chromium path is read at
+    import): what it returned, or `ServiceDown: <message>`."""
+    code = f"""{prelude}
+from ground.settings import RenderSettings
+from rewards.scoring.engine_thread import engine_thread
+from watercolour.operations.service_health import ServiceDown, check_renderer
+try:
+    print(check_renderer(RenderSettings(browsers=1, pages_per_browser=1)))
+    print("pool warmed:", engine_thread().browsers is not None)
+    engine_thread().close()
+except ServiceDown as error:
+    print("ServiceDown:", error)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_a_renderer_that_cannot_start_is_named_with_its_fix_before_the_run():
+    missing = check_renderer_in_a_fresh_process(WATERCOLOUR_CHROMIUM="/nonexistent/chromium")
+    assert missing.startswith("ServiceDown: the renderer cannot start: Chromium not found at /nonexistent/chromium")
+    assert "make setup" in missing
+    # Playwright missing from the worker's Python (a worker started without the renderer's environment).
+    no_playwright = check_renderer_in_a_fresh_process("import sys; sys.modules['playwright'] = None")
+    assert no_playwright.startswith("ServiceDown: the renderer cannot start: Playwright is not installed")
+    assert "make setup" in no_playwright
+
+
+@pytest.mark.browser
+def test_the_renderer_check_paints_a_blank_sheet_on_the_pool_the_run_will_use():
+    ready = check_renderer_in_a_fresh_process()
+    assert ready.startswith("renderer ready (1 x 1 pages; a blank sheet in "), ready
+    assert "pool warmed: True" in ready

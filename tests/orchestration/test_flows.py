@@ -300,6 +300,7 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
     (step,) = CurvesFile(Path(result["run_dir"])).read()
     assert float(step["prefetched"]) == 1.0, "early scoring reached the Prefect route: every rollout asked ahead"
     assert result["services"]["scorer"].startswith("scorer loaded (Space PAUSED")
+    assert result["services"]["renderer"].startswith("renderer ready ("), "the renderer is checked before the run"
     assert hub.transitions[0][1:] == ("PAUSED", "BUILDING") and hub.transitions[-1][1:] == ("RUNNING", "PAUSED")
     assert hub.spaces[SPACE].sleep_time == 600 and len(hub.calls_to("/pause")) == 1
     # The run names the pool revision it trained against: in its configuration and in its artifact.
@@ -314,6 +315,7 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
     assert again.is_completed(), again.message
     assert again.result()["checkpoint"] == "checkpoint-1" and again.result()["resumed_from"] == "checkpoint-1"
     assert again.result()["services"]["scorer"].startswith("not called: every step was trained")
+    assert "renderer" not in again.result()["services"], "nothing is left to render"
     assert len(hub.transitions) == woken and hub.spaces[SPACE].stage == "PAUSED"
 
 

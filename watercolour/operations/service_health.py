@@ -1,4 +1,4 @@
-"""Health checks of the remote services a run will call, before it spends a GPU-hour finding out.
+"""Health checks of the remote services a run will call, and of its renderer, before it spends a GPU-hour finding out.
 
 Only services the run will actually call are checked: an offline backend has nothing to reach, and a term at
 weight 0 is never measured. The judge check is one tiny chat call through the reward's own HTTP client (the same
@@ -9,7 +9,7 @@ Prefect tasks; anything else may call them directly.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -21,6 +21,7 @@ from rewards.judging.settings import JudgeSettings
 
 if TYPE_CHECKING:
     from ground.run_config import OpenEnvSettings, RunConfig, SpaceSettings
+    from ground.settings import RenderSettings
 
 
 # One tiny call: enough to prove the URL, the key and the model id, cheap enough to run before every run.
@@ -82,6 +83,35 @@ def wait_for_scorer(config: RunConfig, space: SpaceSettings | None) -> str:
     timeout_s = space.load_timeout_s if space is not None else 600.0
     waited = wait_until_loaded(url.rstrip("/") + "/health", timeout_s, poll_s)
     return f"scorer loaded (Space {found}, waited {waited:.0f} s)"
+
+
+# The smallest sketch the harness admits: a blank sheet.
+BLANK_SHEET = "function setup() { createCanvas(600, 600, WEBGL); background(250); }"
+
+
+def check_renderer(render: RenderSettings) -> str:
+    """This process's browser pool (the one its scoring lends, `rewards.scoring.engine_thread`) starts with the run's
+    render settings and renders a blank sheet: a renderer that cannot start would otherwise dead-letter every rollout
+    of every step. Warms the pool the run renders on, so it costs the run nothing but the sheet."""
+    from renderers import RendererUnavailable
+    from rewards.scoring.engine_thread import engine_thread
+
+    async def blank_sheet() -> Any:
+        browsers = await engine_thread().browser_pool(render)
+        return await browsers.render(BLANK_SHEET, seed=0)
+
+    try:
+        result = engine_thread().run(blank_sheet())
+    except RendererUnavailable as error:
+        raise ServiceDown(f"the renderer cannot start: {error}") from None
+    if not result.ok:
+        reasons = [str(reason) for reason in (*result.errors[:3], result.fault_detail) if reason]
+        flags = [name for name in ("timed_out", "crashed") if getattr(result, name)]
+        raise ServiceDown(
+            f"the renderer started but could not paint a blank sheet ({', '.join(flags) or 'no picture'}): "
+            f"{'; '.join(reasons) or 'no reason given'}"
+        )
+    return f"renderer ready ({render.browsers} x {render.pages_per_browser} pages; a blank sheet in {result.render_ms:.0f} ms)"
 
 
 def probe_environment(settings: OpenEnvSettings, timeout_s: float = JUDGE_PING_TIMEOUT_S) -> str:
