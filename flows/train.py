@@ -150,7 +150,8 @@ def train(
     checkpoint = latest_checkpoint(directory)
     start = checkpoint.name if checkpoint is not None else None
     if replaced := forget_replayed(runtime.flow_run.id):
-        logger.info(f"replacing {replaced} artifacts of this flow run's earlier attempt: it trains on from {start}")
+        resume = f"it trains on from {start}" if start is not None else "it had saved no checkpoint: it starts afresh"
+        logger.info(f"replacing {replaced} artifacts of this flow run's earlier attempt: {resume}")
     keys = flow_run_artifacts(config.name)
     space = config.space
     # An attempt that ended after its last step's checkpoint (a publish that failed, a crash in the teardown) left
