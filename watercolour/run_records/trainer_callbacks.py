@@ -1,5 +1,5 @@
 """The trainer's per-step callbacks: each step's `curves.csv` row and summary line, a line a minute while a step
-runs long, and the progress bar without TRL's raw metrics dict.
+runs long, the progress bar without TRL's raw metrics dict, and TRL's log without the rows it prints whole.
 
 Only the trainer imports this module (it subclasses transformers' callbacks, so importing it imports transformers);
 the curves themselves, and the summary line's wording, are `watercolour.run_records.curves`'s.
@@ -7,6 +7,7 @@ the curves themselves, and the summary line's wording, are `watercolour.run_reco
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
@@ -67,6 +68,21 @@ class CurvesCallback(TrainerCallback):
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._step_done.set()
+
+
+class DeadLetterRows(logging.Filter):
+    """Drops TRL's warning about a row every reward answered None (`GRPOTrainer._calculate_rewards`), which prints
+    that row's prompt and completion whole, once a step: the policy's text, untrusted, in the worker's log. A reward
+    here answers None only for a dead letter, which the run's `dead_letters.jsonl` records with its cause and the
+    step's line counts."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "All reward functions returned None" not in record.getMessage()
+
+
+# Installed on TRL's GRPO logger by every trainer this project builds (`Logger.addFilter` adds it once).
+DEAD_LETTER_ROWS = DeadLetterRows()
+TRL_GRPO_LOGGER = "trl.trainer.grpo_trainer"
 
 
 class QuietProgress(ProgressCallback):

@@ -8,6 +8,7 @@ sets that variable first (`watercolour.run_records.run_dir.use_run_environment`)
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -46,7 +47,14 @@ from watercolour.rehearsal.shapes import shape_name, shape_policy
 from watercolour.run_records.curves import CurvesFile
 from watercolour.run_records.rollout_store import RolloutStore
 from watercolour.run_records.run_dir import CHECKPOINTS_DIR
-from watercolour.run_records.trainer_callbacks import CurvesCallback, Echo, QuietProgress, tell
+from watercolour.run_records.trainer_callbacks import (
+    DEAD_LETTER_ROWS,
+    TRL_GRPO_LOGGER,
+    CurvesCallback,
+    Echo,
+    QuietProgress,
+    tell,
+)
 from watercolour.training.distributed import ScoredSlices, per_process_config, refuse_repaint_in_processes
 from watercolour.training.paint_ahead import episode_seeds, render_ahead
 from watercolour.training.repaint_reward import RepaintReward, StepClock, close_episodes, episode_factory
@@ -502,6 +510,7 @@ def build_trainer(
     trainer.early_scoring = plan.early_scoring and config.repaint is None
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(QuietProgress())
+    logging.getLogger(TRL_GRPO_LOGGER).addFilter(DEAD_LETTER_ROWS)
     return trainer
 
 
