@@ -11,6 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from ground.run_config import RunConfig, SpaceSettings
 from rewards.judging.judge import judge_settings
+from rewards.scoring.engine_thread import close_engine_thread
 from watercolour.operations.service_health import (
     check_renderer,
     ping_judge,
@@ -38,8 +39,12 @@ def check_environment(config: RunConfig) -> str:
 
 @task(retries=1, retry_delay_seconds=[5], cache_policy=NO_CACHE)
 def check_local_renderer(config: RunConfig) -> str:
-    """The renderer of the process the flow runs in (its thread fan-out and its early scoring render there)."""
-    return check_renderer(config.scoring.render)
+    """The renderer of the process the flow runs in (its thread fan-out and its early scoring render there). A repaint
+    run's episodes render on a pool of their own, so the one checked for it is closed again rather than left idle."""
+    report = check_renderer(config.scoring.render)
+    if config.repaint is not None:
+        close_engine_thread()
+    return report
 
 
 def check_services(config: RunConfig, space: SpaceSettings | None) -> dict[str, str]:

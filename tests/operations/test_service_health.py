@@ -81,3 +81,22 @@ def test_the_renderer_check_paints_a_blank_sheet_on_the_pool_the_run_will_use():
     ready = check_renderer_in_a_fresh_process()
     assert ready.startswith("renderer ready (1 x 1 pages; a blank sheet in "), ready
     assert "pool warmed: True" in ready
+
+
+@pytest.mark.browser
+def test_a_repaint_run_checks_the_renderer_and_leaves_no_idle_pool_behind():
+    """Repaint episodes render on a pool of their own: the pool the check started is closed again."""
+    code = """
+from deployments.presets import load_config
+from rewards.scoring.engine_thread import engine_thread_running
+from tasks.health import check_local_renderer
+for preset in ("repaint", "smoke"):
+    config = load_config(preset, {"render.browsers": 1, "render.pages_per_browser": 1})
+    print(preset, check_local_renderer.fn(config).split(" (")[0], "engine thread left:", engine_thread_running())
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "repaint renderer ready engine thread left: False",
+        "smoke renderer ready engine thread left: True",
+    ], done.stdout
