@@ -298,6 +298,7 @@ def _read(pngs: list[bytes], tesseract: subprocess.Popen[bytes] | None = None) -
 READER = TextReader()
 
 
+# Looked up at each fork, not bound now: whichever reader the module holds then (a test may put its own).
 os.register_at_fork(after_in_child=lambda: READER.forget_after_fork())
 
 

@@ -45,10 +45,20 @@ async def test_a_refused_key_and_a_dead_port_name_their_fix():
         await ping_judge(judge_at("http://127.0.0.1:9"))
 
 
+def in_a_fresh_process(code: str, **env: str) -> str:
+    """`code`'s stdout, run in a process of its own: the browser pool is the process's, and the Chromium path is
+    read at import."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def check_renderer_in_a_fresh_process(prelude: str = "", **env: str) -> str:
-    """`check_renderer` in a process of its own (the browser pool is the process's, and the Chromium path is read at
-    import): what it returned, or `ServiceDown: <message>`."""
-    code = f"""{prelude}
+    """What `check_renderer` returned in a fresh process, or `ServiceDown: <message>`."""
+    return in_a_fresh_process(
+        f"""{prelude}
 from ground.settings import RenderSettings
 from rewards.scoring.engine_thread import engine_thread
 from watercolour.operations.service_health import ServiceDown, check_renderer
@@ -58,12 +68,9 @@ try:
     engine_thread().close()
 except ServiceDown as error:
     print("ServiceDown:", error)
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, timeout=120
+""",
+        **env,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
 
 
 def test_a_renderer_that_cannot_start_is_named_with_its_fix_before_the_run():
@@ -86,17 +93,15 @@ def test_the_renderer_check_paints_a_blank_sheet_on_the_pool_the_run_will_use():
 @pytest.mark.browser
 def test_a_repaint_run_checks_the_renderer_and_leaves_no_idle_pool_behind():
     """Repaint episodes render on a pool of their own: the pool the check started is closed again."""
-    code = """
+    checked = in_a_fresh_process("""
 from deployments.presets import load_config
 from rewards.scoring.engine_thread import engine_thread_running
 from tasks.health import check_local_renderer
 for preset in ("repaint", "smoke"):
     config = load_config(preset, {"render.browsers": 1, "render.pages_per_browser": 1})
     print(preset, check_local_renderer.fn(config).split(" (")[0], "engine thread left:", engine_thread_running())
-"""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines() == [
+""")
+    assert checked.splitlines() == [
         "repaint renderer ready engine thread left: False",
         "smoke renderer ready engine thread left: True",
-    ], done.stdout
+    ], checked

@@ -96,12 +96,12 @@ def check_renderer(render: RenderSettings) -> str:
     from renderers import RendererUnavailable
     from rewards.scoring.engine_thread import engine_thread
 
-    async def blank_sheet() -> Any:
+    async def blank_sheet() -> tuple[Any, Any]:
         browsers = await engine_thread().browser_pool(render)
-        return await browsers.render(BLANK_SHEET, seed=0)
+        return browsers, await browsers.render(BLANK_SHEET, seed=0)
 
     try:
-        result = engine_thread().run(blank_sheet())
+        browsers, result = engine_thread().run(blank_sheet())
     except RendererUnavailable as error:
         raise ServiceDown(f"the renderer cannot start: {error}") from None
     if not result.ok:
@@ -111,7 +111,9 @@ def check_renderer(render: RenderSettings) -> str:
             f"the renderer started but could not paint a blank sheet ({', '.join(flags) or 'no picture'}): "
             f"{'; '.join(reasons) or 'no reason given'}"
         )
-    return f"renderer ready ({render.browsers} x {render.pages_per_browser} pages; a blank sheet in {result.render_ms:.0f} ms)"
+    # The pool's own size: an earlier caller in this process may have started it with other settings.
+    size = f"{browsers.browsers} x {browsers.pages_per_browser} pages"
+    return f"renderer ready ({size}; a blank sheet in {result.render_ms:.0f} ms)"
 
 
 def probe_environment(settings: OpenEnvSettings, timeout_s: float = JUDGE_PING_TIMEOUT_S) -> str:
