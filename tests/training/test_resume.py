@@ -3,6 +3,7 @@ exactly 4 steps of rollouts and curve rows, none twice, and its adapter and gall
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -43,6 +44,17 @@ def environment() -> dict[str, str]:
     return env
 
 
+def written(sign: Path) -> bool:
+    """`sign` is there, and a JSON sign is whole: transformers creates a checkpoint's state and then writes it, and
+    a kill between the two is a checkpoint cut short (`latest_checkpoint` passes it over), not the moment wanted."""
+    if sign.suffix != ".json":
+        return sign.exists()
+    try:
+        return isinstance(json.loads(sign.read_text()), dict)
+    except (OSError, ValueError):
+        return False
+
+
 def kill_when(run_dir: Path, sign: Path) -> None:
     """Start the run, wait for `sign` (a file the run writes during step 3) and SIGKILL it."""
     log = run_dir.parent / "killed-run.log"
@@ -53,7 +65,7 @@ def kill_when(run_dir: Path, sign: Path) -> None:
         )
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     try:
-        while not sign.exists():
+        while not written(sign):
             assert process.poll() is None, log.read_text()[-3000:]
             assert time.monotonic() < deadline, f"the run never wrote {sign}"
             time.sleep(0.005)

@@ -8,6 +8,7 @@ task, the GPU scripts) calls it first.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -25,12 +26,19 @@ def checkpoint_step(checkpoint: Path) -> int:
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The newest complete checkpoint: transformers writes `trainer_state.json` last, so a folder without one
-    was cut short by a crash."""
+    """The newest complete checkpoint: transformers writes `trainer_state.json` last, so a folder without one, or
+    with one a kill cut short (created, not yet written: an empty file), was cut short by a crash."""
     folder = Path(run_dir) / CHECKPOINTS_DIR
     complete = [
         path
         for path in folder.glob("checkpoint-*")
-        if path.name.removeprefix("checkpoint-").isdigit() and (path / "trainer_state.json").is_file()
+        if path.name.removeprefix("checkpoint-").isdigit() and _state_written(path / "trainer_state.json")
     ]
     return max(complete, key=checkpoint_step, default=None)
+
+
+def _state_written(state: Path) -> bool:
+    try:
+        return isinstance(json.loads(state.read_text()), dict)
+    except (OSError, ValueError):
+        return False
