@@ -8,50 +8,100 @@ all 47 p5.brush methods and any other global).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 
-# Name -> (signature, what it does and the values it takes). Order is the order the prompt lists them in.
-BRUSH_METHODS: dict[str, tuple[str, str]] = {
-    "scaleBrushes": ("scaleBrushes(factor)", "scales every brush; call it once in setup with 3"),
-    "noStroke": ("noStroke()", "turns outlines off; call it before painting"),
-    "fill": ("fill(colorHex, opacity)", "sets the wash for the next shapes; opacity 0-255, at least 150"),
-    "noFill": ("noFill()", "stops filling shapes"),
-    "fillBleed": ("fillBleed(amount)", "how far the wash bleeds past the edge, 0-1; use 0.2-0.3"),
-    "fillTexture": ("fillTexture(amount, borderIntensity)", "paper grain inside the wash and at its rim, both 0-1"),
-    "beginShape": ("beginShape(curvature)", "starts a filled shape; curvature 0-1 rounds its corners"),
-    "vertex": ("vertex(x, y)", "adds a corner to the open shape"),
-    "endShape": ("endShape(true)", "closes the shape and paints it"),
-    "circle": ("circle(x, y, radius, scribble)", "paints a filled disc; scribble 0-1 roughens its edge"),
+ArgumentKind = Literal["number", "string", "boolean", "close"]
+
+
+@dataclass(frozen=True)
+class BrushMethod:
+    """One brush method as the prompt lists it and the gate checks it: its arguments in order, as (name, kind), how
+    many trailing ones a call may leave out, and what it does."""
+
+    arguments: tuple[tuple[str, ArgumentKind], ...]
+    optional: int
+    purpose: str
+
+    @property
+    def kinds(self) -> tuple[ArgumentKind, ...]:
+        return tuple(kind for _, kind in self.arguments)
+
+    @property
+    def required(self) -> int:
+        """How many leading arguments a call must pass."""
+        return len(self.arguments) - self.optional
+
+    def signature(self, name: str) -> str:
+        """`circle(x, y, radius[, scribble])`: the optional arguments in brackets, nested when several."""
+        names = [argument for argument, _ in self.arguments]
+        shown = ", ".join(names[: self.required])
+        for argument in names[self.required :]:
+            shown += f"[{', ' if shown else ''}{argument}"
+        return f"{name}({shown}{']' * self.optional})"
+
+
+# The ten methods, in the order the prompt lists them. A call passes the listed arguments, of the listed kinds, and
+# no more: p5.brush's own extras (fillBleed's direction, a third fillTexture argument, vertex's pressure) paint flat,
+# hard-edged shapes the prompt never asked for. A trailing argument may be left out only where p5.brush 2.2.2 gives it
+# a default inside the prompt's own range (read from its source, `src/fill/fill.js` and `src/core/primitives.js`):
+# - fill's opacity: `(opacity) || 150`, the prompt's floor;
+# - fillTexture's two strengths: 0.4 each, inside 0-1;
+# - beginShape's curvature: 0, inside 0-1;
+# - circle's scribble: `false`, which paints as 0 (no roughening), inside 0-1.
+# Every other argument is required: scaleBrushes, fillBleed and vertex have no default (p5.brush computes with
+# `undefined` and paints nothing, or NaN), fill has none for its colour, circle none for its centre and radius, and
+# endShape's default, `false`, leaves the shape open where the prompt asks for `true`.
+# A number is a finite one; "close" is true, false or CLOSE, the constant the prompt lists for endShape (p5.brush
+# closes the shape on any truthy argument).
+BRUSH_METHODS: dict[str, BrushMethod] = {
+    "scaleBrushes": BrushMethod((("factor", "number"),), 0, "scales every brush; call it once in setup with 3"),
+    "noStroke": BrushMethod((), 0, "turns outlines off; call it before painting"),
+    "fill": BrushMethod(
+        (("colorHex", "string"), ("opacity", "number")),
+        1,
+        "sets the wash for the next shapes; opacity 0-255, at least 150 (150 when left out)",
+    ),
+    "noFill": BrushMethod((), 0, "stops filling shapes"),
+    "fillBleed": BrushMethod((("amount", "number"),), 0, "how far the wash bleeds past the edge, 0-1; use 0.2-0.3"),
+    "fillTexture": BrushMethod(
+        (("amount", "number"), ("borderIntensity", "number")),
+        2,
+        "paper grain inside the wash and at its rim, both 0-1 (0.4 when left out)",
+    ),
+    "beginShape": BrushMethod(
+        (("curvature", "number"),), 1, "starts a filled shape; curvature 0-1 rounds its corners (0 when left out)"
+    ),
+    "vertex": BrushMethod((("x", "number"), ("y", "number")), 0, "adds a corner to the open shape"),
+    "endShape": BrushMethod((("true", "close"),), 0, "closes the shape and paints it"),
+    "circle": BrushMethod(
+        (("x", "number"), ("y", "number"), ("radius", "number"), ("scribble", "number")),
+        1,
+        "paints a filled disc; scribble 0-1 roughens its edge (0 when left out)",
+    ),
 }
 ALLOWLIST: tuple[str, ...] = tuple(BRUSH_METHODS)
-# The kind of each argument a method takes, in the order its signature lists them: a call with other arguments is
-# refused (`brush_arguments`). All 60,428 brush calls of 701 sketches (the seed pool, 624 of the procedural
-# painter's in three styles, the bench sketches, the hacks, the passing and honest fixtures) take exactly these;
-# p5.brush's own optional extras (fillBleed's direction, more fillTexture arguments) paint flat, hard-edged shapes
-# the prompt never asked for. A number is a finite one; "close" is true, false or CLOSE, the constant the prompt lists
-# for endShape (p5.brush closes the shape on any truthy argument).
-ArgumentKind = Literal["number", "string", "boolean", "close"]
-BRUSH_ARGUMENTS: dict[str, tuple[ArgumentKind, ...]] = {
-    "scaleBrushes": ("number",),
-    "noStroke": (),
-    "fill": ("string", "number"),
-    "noFill": (),
-    "fillBleed": ("number",),
-    "fillTexture": ("number", "number"),
-    "beginShape": ("number",),
-    "vertex": ("number", "number"),
-    "endShape": ("close",),
-    "circle": ("number", "number", "number", "number"),
-}
+# The kinds of each method's arguments, all of them in order, and how many a call must pass (the rest may be left out).
+BRUSH_ARGUMENTS: dict[str, tuple[ArgumentKind, ...]] = {name: method.kinds for name, method in BRUSH_METHODS.items()}
+BRUSH_REQUIRED: dict[str, int] = {name: method.required for name, method in BRUSH_METHODS.items()}
 
 
 def brush_arguments_wanted(name: str) -> str:
-    """What a brush method takes, in words for a refusal: "brush.fill(colorHex, opacity) takes a string and a ..."."""
+    """What a brush method takes, in words for a refusal: "brush.fill(colorHex[, opacity]) takes a string, then
+    optionally a finite number"."""
+    method = BRUSH_METHODS[name]
     said = {"number": "a finite number", "close": "true, false or CLOSE"}
-    words = [said.get(kind, f"a {kind}") for kind in BRUSH_ARGUMENTS[name]]
-    listed = " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words) or "nothing"
-    return f"brush.{BRUSH_METHODS[name][0]} takes {listed}"
+    words = [said.get(kind, f"a {kind}") for kind in method.kinds]
+
+    def listed(part: list[str]) -> str:
+        return " and ".join([", ".join(part[:-1]), part[-1]] if len(part) > 1 else part)
+
+    required, optional = words[: method.required], words[method.required :]
+    takes = listed(required) or ("nothing" if not optional else "")
+    if optional:
+        takes += (", then optionally " if required else "optionally ") + listed(optional)
+    return f"brush.{method.signature(name)} takes {takes}"
 
 
 # The canvas every sketch paints on, in its own units: createCanvas(600, 600, WEBGL).
@@ -104,7 +154,9 @@ SUBJECTS: tuple[str, ...] = (
     "a golden daffodil",
 )
 
-_METHOD_LINES = "\n".join(f"- brush.{signature}: {purpose}." for signature, purpose in BRUSH_METHODS.values())
+_METHOD_LINES = "\n".join(
+    f"- brush.{method.signature(name)}: {method.purpose}." for name, method in BRUSH_METHODS.items()
+)
 _OTHER_NAMES = (
     f"the p5 calls {', '.join(P5_STATEMENTS)} (as statements); the p5 maths {', '.join(P5_MATHS)}; the constants "
     f"{', '.join(P5_CONSTANTS + JS_CONSTANTS)}; {', '.join(JS_FUNCTIONS)}; "
@@ -141,7 +193,8 @@ Every mark is a filled shape. Call brush.fill before each shape. A petal or leaf
 more brush.vertex calls, then brush.endShape(true). A stem is a long, narrow filled shape, not a line. \
 brush.circle paints a filled disc.
 
-These ten methods are the whole of `brush`; nothing else exists on it, and brushes cannot be chosen by name:
+These ten methods are the whole of `brush`; nothing else exists on it, and brushes cannot be chosen by name. \
+Pass the arguments listed and no more; an argument in brackets may be left out:
 {_METHOD_LINES}
 
 Do not use plain p5 drawing functions such as ellipse, rect, line, circle, vertex, beginShape or endShape \

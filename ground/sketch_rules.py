@@ -4,8 +4,8 @@ The rules, decided here and enforced by `rewards.gate`:
 
 - **Brush methods** are the static members named on the global `brush` (`brush.X`, called or not). Their
   results are p5.brush's internal shapes (with `hatch` and stroke methods): discarded or returned, never kept.
-  A call takes the arguments the prompt lists (`ground.prompt.BRUSH_ARGUMENTS`): the count, and the kind of each
-  literal; a spread or a computed value is left to the render, where the stand-in checks every call.
+  A call takes the arguments the prompt lists (`ground.prompt.BRUSH_METHODS`): no more than it lists, at least
+  those without a default, and the kind of each literal; a spread or a computed value is left to the render, where the stand-in checks every call.
 - **Names by allowlist** (`ground.sketch_names`): a global the prompt does not permit, or a permitted one
   used otherwise (a p5 setter's result, `Math` as a value), is `unlisted_names`; writing a global or an
   undeclared name is `global_writes`. `this` outside a class body is the page's global object: refused.
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from ground.js_scope import ScopeWalk, descendants, node_text, string_words
-from ground.prompt import BRUSH_ARGUMENTS, CANVAS_SIZE, JS_NAMESPACES, brush_arguments_wanted
+from ground.prompt import BRUSH_ARGUMENTS, BRUSH_REQUIRED, CANVAS_SIZE, JS_NAMESPACES, brush_arguments_wanted
 from ground.sketch_names import (
     EXTERNAL_NAMES,
     EXTERNAL_PROPERTIES,
@@ -190,15 +190,16 @@ class Reader:
                 found.canvas_size.append(f"{snippet(node)}: the canvas is {CANVAS_SIZE} x {CANVAS_SIZE}")
 
     def fits(self, name: str, args: Node) -> bool:
-        """Whether a brush call's arguments can fit its signature: as many, and each literal of the listed kind (a
-        spread, or any expression but a literal, is left to the render, which checks every call)."""
+        """Whether a brush call's arguments can fit its signature: no more than it lists, no fewer than it requires,
+        and each literal of the listed kind (a spread, or any expression but a literal, is left to the render, which
+        checks every call)."""
         values = [arg for arg in args.named_children if arg.type != "comment"]
         if any(arg.type == "spread_element" for arg in values):
             return True
         found, kinds = [LITERAL_KINDS.get(_unwrapped(arg).type) for arg in values], BRUSH_ARGUMENTS[name]
-        return len(found) == len(kinds) and all(
+        return BRUSH_REQUIRED[name] <= len(found) <= len(kinds) and all(
             kind in (None, wanted) or (wanted, kind) == ("close", "boolean")
-            for kind, wanted in zip(found, kinds, strict=True)
+            for kind, wanted in zip(found, kinds, strict=False)
         )
 
     def result_discarded(self, call: Node) -> bool:

@@ -8,8 +8,8 @@ could treat as an image, a colour or a vector. The earlier copy (`Array.prototyp
 and trusted the copy's own `length`: a sketch subclassing Array chose what p5 received, and p5 later called the
 sketch's own methods during colour mapping, matrix maths and fills, past every check.
 
-The brush methods take exactly the arguments the prompt lists (`ground.prompt.BRUSH_ARGUMENTS`); any other call ends
-the render as `brush_arguments`. An error p5 or p5.brush throws reaches the sketch as a new TypeError of the frozen
+The brush methods take the arguments the prompt lists (`ground.prompt.BRUSH_METHODS`: no more, none it requires left
+out, each of its kind); any other call ends the render as `brush_arguments`. An error p5 or p5.brush throws reaches the sketch as a new TypeError of the frozen
 intrinsics carrying the error's text, never the thrown object: a `DOMException` from p5's `structuredClone` once
 gave the sketch a host prototype it could write to.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 
-from ground.prompt import BRUSH_ARGUMENTS, brush_arguments_wanted
+from ground.prompt import BRUSH_ARGUMENTS, BRUSH_REQUIRED, brush_arguments_wanted
 
 
 # The longest list a stand-in copies. A palette for random(list) or a max() over a row of numbers holds tens; a
@@ -89,9 +89,9 @@ BOUNDARY_JS = """(refuse) => {
     return typeof value === kind;
   };
   const brushArguments = (name, args) => {
-    const [kinds, wanted] = signatures[name];
-    let fine = args.length === kinds.length;
-    for (let i = 0; fine && i < kinds.length; i++) fine = fits(kinds[i], args[i]);
+    const [kinds, required, wanted] = signatures[name];
+    let fine = args.length >= required && args.length <= kinds.length;
+    for (let i = 0; fine && i < args.length; i++) fine = fits(kinds[i], args[i]);
     if (fine) return args;
     const shown = [];
     for (let i = 0; i < args.length && i < 6; i++) shown[i] = describe(args[i]);
@@ -119,7 +119,10 @@ def boundary_script() -> str:
     the checked arguments of a brush method, or null after refusing the render; `guarded(name, fn, self, args)` calls
     into p5 and rethrows any error as a plain TypeError; `describe(value)` names a value for a refusal's detail.
     """
-    signatures = {name: [list(BRUSH_ARGUMENTS[name]), brush_arguments_wanted(name)] for name in BRUSH_ARGUMENTS}
+    signatures = {
+        name: [list(kinds), BRUSH_REQUIRED[name], brush_arguments_wanted(name)]
+        for name, kinds in BRUSH_ARGUMENTS.items()
+    }
     return fill(
         BOUNDARY_JS,
         {

@@ -11,7 +11,7 @@ value it uses. The static check stays as the first, friendly refusal; this is th
 Each stand-in hands p5 and p5.brush only data the harness copied out of the sketch's arguments
 (renderers/boundary.py), so no code of the sketch runs inside p5 or p5.brush, and hands back only primitives (or
 an element of the sketch's own list, for `random(list)`): a brush call returns nothing, a p5 statement nothing. A
-brush method takes exactly the arguments the prompt lists. `createCanvas` paints only at the prompt's 600 x 600
+brush method takes the arguments the prompt lists. `createCanvas` paints only at the prompt's 600 x 600
 WEBGL; anything else is refused, and so is a flood of brush calls. When the harness takes the picture every
 stand-in goes dead, so nothing the sketch runs afterwards (a detached promise) reaches the canvas.
 """

@@ -16,7 +16,7 @@ records a dead letter and the rollout's reward is None.
 | `missing_entry_points` | static | no `setup` that p5 can see (a function declaration, `var` or assignment at top level) |
 | `not_webgl` | static | no `createCanvas(..., WEBGL)`, or a `createCanvas` without it |
 | `method_outside_allowlist` | static | a `brush.X` whose X is not one of the allowed methods |
-| `brush_arguments` | static, render | a brush call with other arguments than the prompt lists (`fill(colorHex, opacity)`: a string and a finite number); at render the first such call ends it |
+| `brush_arguments` | static, render | a brush call with more arguments than the prompt lists, a required one left out, or one of another kind (`fill(colorHex[, opacity])`: a string, then optionally a finite number); at render the first such call ends it |
 | `bare_primitives` | static | p5 drawing called without `brush.` (`ellipse(...)`, `window.rect`, `new p5`, `drawingContext`) |
 | `text_drawing` | static | text drawn on the canvas (`text(...)`, `textToPoints`, `fillText`) |
 | `external_access` | static | loaders, network, eval and the DOM (`loadImage`, `fetch`, `new Image`, `import()`, `eval`, ...) |

@@ -25,11 +25,13 @@ def test_allowlist_is_exactly_the_ten_brush_methods():
     assert set(prompt.ALLOWLIST) == TEN and len(prompt.ALLOWLIST) == 10
 
 
-def test_each_brush_method_checks_as_many_arguments_as_its_listed_signature_names():
-    for name, (signature, _) in prompt.BRUSH_METHODS.items():
-        listed = signature.split("(", 1)[1].rstrip(")")
-        assert len(prompt.BRUSH_ARGUMENTS[name]) == len([part for part in listed.split(",") if part.strip()]), name
-    assert prompt.brush_arguments_wanted("fill") == "brush.fill(colorHex, opacity) takes a string and a finite number"
+def test_each_brush_method_checks_the_arguments_its_listed_signature_names_and_brackets_the_optional_ones():
+    for name, method in prompt.BRUSH_METHODS.items():
+        listed = method.signature(name).split("(", 1)[1].rstrip(")")
+        parts = [part.strip() for part in listed.split(",") if part.strip()]
+        assert len(prompt.BRUSH_ARGUMENTS[name]) == len(parts), name
+        assert listed.count("[") == method.optional == len(parts) - prompt.BRUSH_REQUIRED[name], name
+        assert f"brush.{method.signature(name)}: {method.purpose}." in prompt.system_prompt(), name
 
 
 def test_every_allowed_method_is_listed_with_its_signature():
