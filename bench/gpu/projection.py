@@ -4,7 +4,7 @@ The rows of a scored cell (`python -m bench.gpu --scoring real|recipe`) become t
 projection is the product's own (`watercolour.rehearsal.projection`): per-part costs of the warm steps, a run of
 `--steps` steps under the recipe's lengths and with a row at the cap every step.
 
-    python -m bench.gpu.projection bench/gpu/results/2026-12-02-h200-run15-qwen3.5-moe-recipe-step.jsonl
+    python -m bench.gpu.projection lab/results/gpu/2026-12-02-h200-run15-qwen3.5-moe-recipe-step.jsonl
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ attention to 1 full, 256 experts, 8 a token) at small widths, wraps it as the tr
 layer, gradient checkpointing), runs one micro-batch's forward, its completion log-probs and the backward, and counts
 the aten operations dispatched, views left out (`linear_attention.counted_ops`). The counts of the kernels that
 depend on the structure (240 grouped expert GEMMs, 180 triangular solves at 3,492 tokens) are those of the update's
-profile on the H200 (bench/gpu/results/2026-12-04-h200-decode-levers-before-update-profile.txt).
+profile on the H200 (lab/results/gpu/2026-12-04-h200-decode-levers-before-update-profile.txt).
 
     python -m bench.gpu.update_ops --tokens 3492 9092      # a minute on a CPU
 """
