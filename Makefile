@@ -6,7 +6,7 @@ STAMPS := .stamps
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup run test bench lint lock prefect-up prefect-down images test-images scorer-lock
+.PHONY: setup gpu-setup run test bench lint lock prefect-up prefect-down images test-images scorer-lock
 
 setup: $(STAMPS)/chromium $(STAMPS)/tesseract $(STAMPS)/python $(STAMPS)/node
 
@@ -52,6 +52,18 @@ lock:
 		tomli==2.5.0 tomli-w==1.2.0
 	{ grep '^#' requirements.lock; $(LOCK_VENV)/bin/pip freeze --exclude-editable; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock && rm -rf $(LOCK_VENV)
+
+# On a machine with an NVIDIA GPU: the stack every GPU figure was measured on, over the pinned environment
+# (requirements-gpu.lock: torch 2.11.0 with CUDA 13.0 and Triton 3.6, fla 0.6.0, TileLang 0.1.15 and CUDA 13.0's
+# compiler). Everything else stays at its locked version (-c): pip fails rather than move it. Then which Gated DeltaNet
+# route a run gets here, and why (docs/gpu.md).
+gpu-setup: $(STAMPS)/gpu
+	$(VENV)/bin/watercolour rehearse --route
+
+$(STAMPS)/gpu: $(STAMPS)/python requirements-gpu.lock
+	grep -v '^torch==' requirements.lock > $(STAMPS)/gpu-constraints.txt
+	$(PY) -m pip install -q -r requirements-gpu.lock -c $(STAMPS)/gpu-constraints.txt
+	@touch $@
 
 # The scorer Space's lock, after changing scorer_space/requirements.txt: resolved against PyPI, nothing installed.
 scorer-lock: setup

@@ -168,7 +168,7 @@ for stage in "$@"; do
       nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
       python3 -c "import torch, trl, transformers, prefect, fla; print('torch', torch.__version__, 'trl', \
 trl.__version__, 'transformers', transformers.__version__, 'prefect', prefect.__version__)" || exit 1
-      python3 -c "from watercolour.policy.linear_attention import fla_facts; print(fla_facts())"
+      python3 -m watercolour.cli rehearse --route   # the stack against requirements-gpu.lock, the route, why
       python3 -c "import flows.train, flows.space_sleep, watercolour.commands.rehearse, bench.gpu" || exit 1
       ;;
     install-bench)
@@ -179,7 +179,7 @@ trl.__version__, 'transformers', transformers.__version__, 'prefect', prefect.__
       nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
       python3 -c "import torch, trl, transformers, fla, bench.gpu; print('torch', torch.__version__, 'trl', \
 trl.__version__, 'transformers', transformers.__version__)" || exit 1
-      python3 -c "from watercolour.policy.linear_attention import fla_facts; print(fla_facts())"
+      python3 -m watercolour.cli rehearse --route   # the stack against requirements-gpu.lock, the route, why
       ;;
     up)
       render_env

@@ -21,19 +21,16 @@ rm -rf "$OUT" && mkdir -p "$OUT/all"
 grep -v '^#' requirements.lock | grep '==' | while read -r pin; do
   case "$DENY" in *[[:space:]]"${pin%%==*}"[[:space:]]*) ;; *) echo "$pin" ;; esac
 done > "$OUT/requirements.txt"
-echo "fla-core==0.6.0" >> "$OUT/requirements.txt"
-echo "flash-linear-attention==0.6.0" >> "$OUT/requirements.txt"
-# TileLang and its dependencies (cloudpickle is pinned above already), in folders of their own (about 80 MiB, more
-# than the benchmark's one call can carry beside its own wheels), and the CUDA toolchain of the image's torch (cu130):
-# nvcc, and what CUDA 13 ships in wheels of their own: its crt headers, its front end (nvvm's cicc), the C++ library
-# headers and the runtime's headers.
+# The measured GPU stack of requirements-gpu.lock (what `make gpu-setup` installs), less torch and Triton, which the
+# image has: fla with the rest; TileLang and its dependencies in folders of their own (about 80 MiB, more than the
+# benchmark's one call can carry beside its own wheels); and the CUDA 13.0 compiler's wheels apart.
+gpu_pins() { grep -v '^#' requirements-gpu.lock | grep '==' | grep -vE '^(torch|triton)=='; }
+gpu_pins | grep -E '^(fla-core|flash-linear-attention)==' >> "$OUT/requirements.txt"
 : >"$OUT/tilelang.txt"
 : >"$OUT/cuda.txt"
 if [ "${TILELANG:-1}" != 0 ]; then
-  printf '%s\n' tilelang==0.1.15 apache-tvm-ffi==0.1.12 torch-c-dlpack-ext==0.1.5 ml-dtypes==0.7.0 z3-solver==4.15.4.0 \
-    > "$OUT/tilelang.txt"
-  printf '%s\n' nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-cccl==13.0.85 \
-    nvidia-cuda-runtime==13.0.96 > "$OUT/cuda.txt"
+  gpu_pins | grep -vE '^(fla-core|flash-linear-attention|nvidia-[a-z-]+)==' > "$OUT/tilelang.txt"
+  gpu_pins | grep -E '^nvidia-' > "$OUT/cuda.txt"
 fi
 platforms=()
 for p in manylinux_2_35 manylinux_2_34 manylinux_2_31 manylinux_2_28 manylinux_2_27 manylinux_2_24 manylinux_2_17 \

@@ -46,6 +46,19 @@ def test_an_unknown_shape_is_one_line_and_exit_code_2() -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_the_route_command_says_this_cpus_stack_against_the_measured_one_and_its_route_and_why() -> None:
+    done = watercolour_cli("rehearse", "--route", timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("torch ") and lines[0].endswith("(measured: 2.11.0)"), "the CPU build is not the GPU's"
+    assert "triton not installed (measured: 3.6.0)" in lines
+    assert "GPU: none that torch can use (CUDA build: no, a CPU build)" in lines
+    assert lines[-3:-1] == [
+        "Gated DeltaNet route: torch",
+        "  why: fla cannot be imported here (ModuleNotFoundError: No module named 'fla')",
+    ]
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_a_rehearsal_runs_the_presets_trainer_against_stand_ins_and_projects_the_run(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from watercolour.policy.linear_attention import (
     GatedDeltaBackwardUnavailable,
     KernelFacts,
     TorchWhenTraining,
+    backward_facts,
     decide,
     route_gated_delta_rule,
 )
@@ -43,6 +44,16 @@ def test_the_route_follows_what_the_machine_has() -> None:
     assert decide(KernelFacts(fla=False), has_layers=True) == "torch"
     assert decide(KernelFacts(fla=True, fla_backward_correct=True), has_layers=True) == "fla"
     assert decide(KernelFacts(fla=True, fla_backward_correct=False), has_layers=True) == "fla-rollouts"
+
+
+def test_the_route_says_why_from_the_gpu_tritons_version_and_tilelang() -> None:
+    on_hopper = {tilelang: backward_facts(True, True, tilelang) for tilelang in (True, False)}
+    assert decide(on_hopper[True], has_layers=True) == "fla" and "TileLang (with a usable nvcc)" in on_hopper[True].why
+    assert decide(on_hopper[False], has_layers=True) == "fla-rollouts"
+    assert "TileLang cannot take that kernel" in on_hopper[False].why
+    assert decide(backward_facts(True, False, False), has_layers=True) == "fla", "Triton 3.7.1 is correct"
+    assert decide(backward_facts(False, True, False), has_layers=True) == "fla", "only Hopper is wrong"
+    assert "not a Hopper GPU" in backward_facts(False, True, False).why
 
 
 def test_where_fla_is_wrong_updates_take_the_torch_implementation_and_rollouts_keep_the_fast_kernel(

@@ -10,6 +10,7 @@ step's parts, the peak memory, and the whole run projected from the warm steps (
     watercolour rehearse --preset judge-led --steps 3 [--project-steps 110] [KEY=VALUE ...]
     watercolour rehearse --preset judge-led --serve     # the stand-ins alone, for a Prefect run's overrides
     watercolour rehearse --report RUN_DIR               # the same report for any run's measured steps
+    watercolour rehearse --route                        # this machine's GPU stack and Gated DeltaNet route, and why
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--preset", type=preset, help="Run preset in deployments/presets.")
     what.add_argument(
         "--report", type=existing_folder, metavar="RUN_DIR", help="Only print the report of a run's measured steps."
+    )
+    what.add_argument(
+        "--route",
+        action="store_true",
+        help="Only print this machine's GPU stack against the measured one (requirements-gpu.lock) and the Gated "
+        "DeltaNet route a run gets here, with why.",
     )
     parser.add_argument(
         "--save-every", type=positive_int, help="Steps between checkpoints in the projection (default: the run's)."
@@ -78,6 +85,11 @@ def run(args: argparse.Namespace) -> int:
     from watercolour.rehearsal.services import TOKEN, TOKEN_ENV, stand_ins
     from watercolour.rehearsal.shapes import UnknownShape, shape_of_model
 
+    if args.route:
+        from watercolour.rehearsal.stack import describe
+
+        print(describe())
+        return 0
     if args.report is not None:
         from ground.run_config import RunConfig
 

@@ -67,10 +67,12 @@ class GatedDeltaBackwardUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class KernelFacts:
-    """What decides the route: whether transformers uses fla, and whether fla's backward is correct here."""
+    """What decides the route: whether transformers uses fla, and whether fla's backward is correct here; `why`
+    says what decided both (`watercolour rehearse --route` prints it)."""
 
     fla: bool
     fla_backward_correct: bool = True
+    why: str = ""
 
 
 def fla_facts() -> KernelFacts:
@@ -78,11 +80,30 @@ def fla_facts() -> KernelFacts:
     try:
         from fla.ops.common.backends.tilelang import CommonTileLangBackend
         from fla.utils import IS_NVIDIA_HOPPER, TRITON_ABOVE_3_4_0, TRITON_ABOVE_3_7_1
-    except Exception:  # no fla, or no Triton under it (a CPU build of torch): transformers uses its reference
-        return KernelFacts(fla=False)
-    refused = IS_NVIDIA_HOPPER and TRITON_ABOVE_3_4_0 and not TRITON_ABOVE_3_7_1
+    except Exception as error:  # no fla, or no Triton under it (a CPU build of torch): transformers uses its reference
+        return KernelFacts(fla=False, why=f"fla cannot be imported here ({type(error).__name__}: {error})")
     tilelang = CommonTileLangBackend.is_available() and CommonTileLangBackend().is_enabled()
-    return KernelFacts(fla=True, fla_backward_correct=not refused or tilelang)
+    return backward_facts(IS_NVIDIA_HOPPER, TRITON_ABOVE_3_4_0 and not TRITON_ABOVE_3_7_1, tilelang)
+
+
+def backward_facts(hopper: bool, triton_wrong_on_hopper: bool, tilelang: bool) -> KernelFacts:
+    """Whether fla's chunked backward is correct on a machine where fla imports, and why."""
+    if not hopper:
+        return KernelFacts(fla=True, why="fla imports, and this is not a Hopper GPU: its backward is correct here")
+    if not triton_wrong_on_hopper:
+        return KernelFacts(fla=True, why="fla imports on a Hopper GPU, and this Triton is not 3.4 to 3.7.0")
+    if tilelang:
+        return KernelFacts(
+            fla=True,
+            why="a Hopper GPU under Triton 3.4 to 3.7.0, where fla's chunked backward is wrong, but TileLang (with "
+            "a usable nvcc) takes that kernel",
+        )
+    return KernelFacts(
+        fla=True,
+        fla_backward_correct=False,
+        why="a Hopper GPU under Triton 3.4 to 3.7.0, where fla's chunked backward is wrong, and TileLang cannot take "
+        "that kernel (not installed, no nvcc found, or FLA_TILELANG=0)",
+    )
 
 
 def decide(facts: KernelFacts, has_layers: bool) -> Route:
