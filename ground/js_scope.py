@@ -94,7 +94,7 @@ class ScopeWalk:
     """Every named node of a tree once, parents before children, knowing at each which names are in scope, whether it
     is class code, and every visited node's parent. One pass, so a source nested thousands deep costs no more
     than a flat one: tree-sitter's `Node.parent` walks down from the root, so climbing ancestors per identifier
-    was quadratic (`a+a+...+a` at 24k characters took 3 s).
+    was quadratic (docs/decisions.md, "The gate").
 
     Class code is strict, so `this` there is an instance or undefined, never the page's global object; a class
     member's computed name (`[this.x]() {}`) is evaluated around the class, so it does not count as class code.

@@ -75,8 +75,8 @@ def judge_slot(config: RunConfig) -> Iterator[None]:
     """One slot of the global `judge` limit while a group that calls a remote judge is scored; nothing otherwise.
 
     Taken by the caller before the group's task exists, not inside it: a task's first moments write its run and
-    states to the server, and a slot asked for then waited on that SQLite write, 1.8-2.3 s a group against 0.01-0.03
-    s asked for before (docs/orchestration.md, "Concurrency"), every second of it after the step's last completion.
+    states to the server, and a slot asked for then waited on that SQLite write, after the step's last completion
+    (docs/orchestration.md, "Concurrency", has the measurement).
     strict=False: without the limit (a bare install) this only logs a warning and goes on."""
     if config.weights.judge > 0 and judge_settings(config).backend != "offline":
         with concurrency(JUDGE_LIMIT, occupy=1, strict=False):

@@ -17,10 +17,8 @@ a shuffled deck. Each step also logs one summary line in the flow's logs (`tasks
 
 The artifacts are published off the step's path, by one thread of the reporter's own, in the order of the steps: the
 rollout store is written inside the reward's call, the artifacts after it returns, so the update does not wait for
-them. Inside the call, the step's contact sheet and five writes to the server took 0.15-0.17 s a step on CPU (0.39 s
-the first), all after the step's last painting; now the call hands them over in under a millisecond. A publish that
-fails is logged and the run goes on; `close` waits for the steps already handed over, and the training task calls it
-before it returns.
+them (docs/orchestration.md, "What you see in the UI", has what that saved). A publish that fails is logged and the
+run goes on; `close` waits for the steps already handed over, and the training task calls it before it returns.
 
 Artifact keys are per flow run (`<run name>-<flow-run name>-<what>`), so two runs of a deployment publish under two
 sets of keys. A retry keeps its flow run and publishes all of them again: `forget_replayed` deletes what the
