@@ -19,39 +19,22 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 
 PACKAGE = Path(__file__).resolve().parents[1] / "openenv_painting"
 BASE = "docker.io/library/python:3.11-slim-bookworm"
 HELPER = "localhost/openenv-validation-helper"
-# podman answers on its socket within a second of starting; ten means it will not.
-SOCKET_TIMEOUT_S = 10.0
+SOCKET_SCRIPT = Path(__file__).resolve().parent / "podman_socket.sh"
 
 
-@contextmanager
-def docker_host() -> Iterator[str]:
-    """DOCKER_HOST as set, or podman's Docker-compatible API on a socket of its own for as long as the block runs."""
+def docker_host() -> str:
+    """DOCKER_HOST as set, or podman's Docker-compatible API on its socket, started as the docs start it
+    (`containers/podman_socket.sh`)."""
     if os.environ.get("DOCKER_HOST"):
-        yield os.environ["DOCKER_HOST"]
-        return
-    with tempfile.TemporaryDirectory(prefix="podman-api-") as folder:
-        socket = Path(folder) / "podman.sock"
-        service = subprocess.Popen(["podman", "system", "service", "--time=0", f"unix://{socket}"])
-        try:
-            deadline = time.monotonic() + SOCKET_TIMEOUT_S
-            while not socket.exists():
-                if service.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("podman's API service did not start: run `make images` (it sets podman up)")
-                time.sleep(0.1)
-            yield f"unix://{socket}"
-        finally:
-            service.terminate()
-            service.wait(timeout=30)
+        return os.environ["DOCKER_HOST"]
+    started = subprocess.run([str(SOCKET_SCRIPT)], check=True, capture_output=True, text=True)
+    return started.stdout.strip().removeprefix("export DOCKER_HOST=")
 
 
 def helper_image() -> str:
@@ -69,10 +52,9 @@ def validate() -> dict:
     from openenv.validation.runner import run_validation
     from openenv.validation.types import Level
 
-    with docker_host() as host:
-        os.environ["DOCKER_HOST"] = host
-        provider = DockerValidationProvider(helper_image=helper_image())
-        report = run_validation(PACKAGE, max_level=Level.SEMANTIC, provider=provider)
+    os.environ["DOCKER_HOST"] = docker_host()
+    provider = DockerValidationProvider(helper_image=helper_image())
+    report = run_validation(PACKAGE, max_level=Level.SEMANTIC, provider=provider)
     return json.loads(report.model_dump_json())
 
 

@@ -72,6 +72,30 @@ class SettingsMismatch(ValueError):
     """The server settings would let the reaper close a session in the middle of a step."""
 
 
+class NotWritable(RuntimeError):
+    """A place the server writes to cannot be written: it would answer /health and then fail every painting."""
+
+
+def check_writable(run_dir: Path) -> None:
+    """Refuse to start where the server cannot write its temporary files (Chromium's profile), its home (caches)
+    and its run directory. A container started with a read-only root and no writable /tmp reported healthy and then
+    failed every painting with advice for a development checkout."""
+    import tempfile
+
+    where = "a temporary directory"  # what gettempdir() looks for, when none of its candidates is writable
+    try:
+        for folder in (Path(tempfile.gettempdir()), Path.home(), run_dir):
+            where = str(folder)
+            folder.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=folder).close()
+    except OSError as error:
+        raise NotWritable(
+            f"cannot write to {where} ({error.strerror or error}): the server writes Chromium's profile, its caches "
+            "and its run directory there. A read-only root needs a writable /tmp: `docker run --read-only --tmpfs "
+            "/tmp ...` (podman mounts one unless --read-only-tmpfs=false)"
+        ) from None
+
+
 def longest_step_s(config: RunConfig, max_sessions: int) -> float:
     """The longest one step can take when every session paints a sketch that runs to the deadline: it waits for
     the sessions ahead of it on the render slots, and the engine renders twice when a browser dies under it."""
@@ -145,6 +169,7 @@ def build_app(config: RunConfig, settings: ServerSettings) -> Any:
     from openenv_painting.server.environment import SessionFactory
 
     timeout_s = session_timeout_s(config, settings)
+    check_writable(Path(config.run_dir))
     engine = ScoringEngine(config.scoring, Path(config.run_dir))
     server = HTTPEnvServer(
         env=SessionFactory(engine, config.repaint or RepaintSettings()),
@@ -276,7 +301,11 @@ def main(argv: list[str] | None = None) -> None:
     settings = ServerSettings(
         host=args.host, port=args.port, max_sessions=args.max_sessions, session_timeout_s=args.session_timeout_s
     )
-    uvicorn.Server(uvicorn_config(build_app(config, settings), settings)).run()
+    try:
+        app = build_app(config, settings)
+    except NotWritable as error:
+        parser.exit(2, f"{parser.prog}: {error}\n")
+    uvicorn.Server(uvicorn_config(app, settings)).run()
 
 
 if __name__ == "__main__":

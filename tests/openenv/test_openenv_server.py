@@ -9,6 +9,8 @@ import base64
 import hashlib
 import json
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -275,3 +277,55 @@ async def test_the_server_logs_its_start_its_configuration_and_each_dead_letter(
     [letter] = [line for line in lines if line.startswith("dead letter: ")]
     assert letter.startswith("dead letter: aesthetic failed after 1 attempt(s)") and "ConnectError" in letter
     assert "hf_secret_never_logged" not in caplog.text
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "openenv.md"
+
+
+def documented_exchange() -> list[tuple[dict, dict | None]]:
+    """The raw frames of docs/openenv.md's "The wire" section: each one sent (`>`) with the reply it shows (`<`)."""
+    text = DOCS.read_text()
+    block = text[text.index("### The wire") :].split("```text\n", 1)[1].split("```", 1)[0]
+    frames = [(line[0], json.loads(line[2:])) for line in block.splitlines()]
+    sent = [(frame, frames[i + 1][1] if i + 1 < len(frames) and frames[i + 1][0] == "<" else None)
+            for i, (way, frame) in enumerate(frames) if way == ">"]  # fmt: skip
+    return sent
+
+
+def assert_shaped_like(shown, got, where: str = "reply") -> None:
+    """`got` has every key `shown` has, each of the same kind; whole numbers, booleans, nulls and the message type
+    are equal (a painting's scores and words depend on the render, its shape does not)."""
+    if isinstance(shown, dict):
+        assert isinstance(got, dict), where
+        for key, value in shown.items():
+            assert key in got, f"{where}.{key} is documented and not sent"
+            assert_shaped_like(value, got[key], f"{where}.{key}")
+    elif shown is None or isinstance(shown, bool | int):
+        assert got == shown, where
+    else:
+        assert type(got) is type(shown), where
+
+
+def test_the_documented_raw_websocket_exchange_is_what_the_server_answers(server):
+    exchange_shown = documented_exchange()
+    assert [frame["type"] for frame, _ in exchange_shown] == ["reset", "step", "state", "close"]
+    with connect(ws_url(server), max_size=8 * 2**20) as connection:
+        for frame, shown in exchange_shown:
+            connection.send(json.dumps(frame))
+            if shown is not None:
+                assert_shaped_like(shown, json.loads(connection.recv(timeout=120)), frame["type"])
+
+
+def test_the_server_refuses_to_start_where_it_cannot_write_and_names_the_fix(tmp_path):
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    # Without the check the server starts and serves (and this times out): it fails only when it paints.
+    started = subprocess.run(
+        [sys.executable, "-m", "openenv_painting.server.app", "--port", "0", f"run_dir={not_a_folder / 'runs'}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode == 2
+    assert f"cannot write to {not_a_folder / 'runs'} (Not a directory)" in started.stderr
+    assert "A read-only root needs a writable /tmp: `docker run --read-only --tmpfs /tmp ...`" in started.stderr
