@@ -107,7 +107,7 @@ CASES = [
     (["judge", "audit", "--pairs", "0"], "at least 1"),
     (["judge", "audit", "--out", "afile"], "afile is a file"),
     (["judge", "hacks", "--preset", "judge-led"], "aesthetic.url is required"),
-    (["rehearse"], "one of the arguments --preset --report is required"),
+    (["rehearse"], "one of the arguments --preset --report --route is required"),
     (["rehearse", "--preset", "nope"], "unknown preset 'nope'"),
     (["rehearse", "--preset", "smoke", "--steps", "0"], "at least 1"),
     (["rehearse", "--preset", "smoke", "--processes", "0"], "at least 1"),
