@@ -1,6 +1,7 @@
-"""Pipelined rollouts end to end on CPU: the tiny taught policy, real renders, a run that fails in step 3 with rows
-of step 4 in flight and is resumed. Each step trains on its own group, stored once, no row more than the bound
-behind the weights that train it, and the loss weighs its tokens by TRL's truncated importance ratios."""
+"""Pipelined rollouts end to end on CPU: the tiny taught policy, real renders, early scoring, a run that fails in
+step 3 with rows of step 4 in flight and is resumed. Each step trains on its own group, stored once, no row more than
+the bound behind the weights that train it, every completion scored ahead, and the loss weighs its tokens by TRL's
+truncated importance ratios."""
 
 from __future__ import annotations
 
@@ -32,7 +33,12 @@ def resumed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from watercolour.training.launch import InjectedFault
     from watercolour.training.run import train
 
-    overrides = {"training.pipeline.max_staleness": BOUND, "training.save_steps": 1, "training.learning_rate": 1e-2}
+    overrides = {
+        "training.pipeline.max_staleness": BOUND,
+        "training.save_steps": 1,
+        "training.learning_rate": 1e-2,
+        "training.early_scoring": True,
+    }
     config = load_config("smoke", tiny_smoke_overrides(run_dir, STEPS, GENERATIONS, **overrides))
     in_flight: list[tuple[int, int]] = []  # (step generated, rows of later steps started and not yet trained)
     generate = PipelinedRollouts.generate
@@ -89,3 +95,8 @@ def test_the_loss_weighs_each_token_by_trls_importance_ratio_of_trained_to_sampl
     # A row begun before an update (at 1e-2 the tiny policy moves fast) has tokens the trained weights like less.
     stale = [step for step in curves if float(curves[step]["behind_max"]) > 0]
     assert stale and min(float(curves[step]["importance_min"]) for step in stale) < 0.99
+
+
+def test_every_completion_of_a_pipelined_run_is_scored_ahead(resumed):
+    curves = CurvesFile(resumed["run_dir"]).read()
+    assert [float(row["prefetched"]) for row in curves] == [1.0] * STEPS
