@@ -25,6 +25,7 @@
 #     bash scripts/gpu_prefect.sh install-bench kernels levers  # carrying .gpu/wheels/bench: the benchmark in one call
 #     bash scripts/gpu_prefect.sh install-bench update          # the update alone: cut and padded micro-batches, chunks
 #     bash scripts/gpu_prefect.sh install-bench gpu-tests       # the tests only a GPU runs (pytest -m gpu)
+#     TESTS=tests/pipeline/test_slot_decode.py bash scripts/gpu_prefect.sh gpu-tests   # the slot decoder's alone
 #     bash scripts/gpu_prefect.sh decode                        # decode steps waited on and not, paired
 #     SHAPE=qwen3-4b GENERATIONS=16 MAX_LEN=2048 bash scripts/gpu_prefect.sh decode
 #     bash scripts/gpu_prefect.sh park .gpu/wheels/tilelang1    # fla's own backward through TileLang: one call each
@@ -299,9 +300,10 @@ PY
     gpu-tests)
       # The tests only a GPU runs (never in CI): the decode loop's sampled tokens and its waits, with and without
       # waiting on each step; the compiled decode step through fla's recurrent kernel; the slot decoder of pipelined
-      # rollouts compiled, reading which rows ended one step late.
-      python3 -m pytest -q -p no:cacheprovider -m gpu tests/policy/test_generation.py \
-        tests/policy/test_linear_attention.py tests/pipeline/test_slot_decode.py 2>&1 | tail -n 30
+      # rollouts compiled, reading which rows ended one step late. TESTS names fewer files.
+      python3 -m pytest -q -p no:cacheprovider -m gpu \
+        ${TESTS:-tests/policy/test_generation.py tests/policy/test_linear_attention.py tests/pipeline/test_slot_decode.py} \
+        2>&1 | tail -n 30
       ;;
     kernels)
       python3 -m bench.gpu.linear_attention --tokens 2048 9092 --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
