@@ -115,7 +115,9 @@ class PipelinedRollouts:
         behind = [version - started for _, started in rows]
         metrics = trainer._metrics["train"]
         metrics["pipeline/decode_steps"].append(decoder.steps)
-        metrics["pipeline/fill"].append(decoder.fill())
+        fill = decoder.fill()  # None when the step's rows had all ended during earlier steps
+        if fill is not None:
+            metrics["pipeline/fill"].append(fill)
         metrics["pipeline/behind_max"].append(max(behind))
         metrics["pipeline/in_flight"].append(self.schedule.in_flight(version))
         assert max(behind) <= self.schedule.max_staleness, behind

@@ -117,7 +117,8 @@ def part_costs(steps: list[StepRow]) -> Costs:
     warm = [row for row in steps if first is not None and row.step > first.step]
     if first is None or not warm:
         raise ValueError("no warm steps: a projection needs at least two measured steps (the first compiles)")
-    decode_s = statistics.median(row.generate_s / row.decoded for row in warm)
+    # A pipelined step whose rows had all ended in earlier steps decoded nothing: it times no decode step.
+    decode_s = statistics.median(row.generate_s / row.decoded for row in warm if row.decoded)
     checkpoints = [row.checkpoint_s for row in steps if row.checkpoint_s]
     return Costs(
         generations=first.generations,
