@@ -1,6 +1,6 @@
 """Pipelined rollouts (`training.pipeline.max_staleness` > 0): a step lasts as long as its mean row, not its longest.
 
-A synchronous step decodes its group until the longest row ends; at the recipe's lengths that is 4,367 decode steps
+A synchronous step decodes its group until the longest row ends; at the recipe's lengths that is 4,362 decode steps
 for rows of 1,983 tokens on average, so the batch is half empty (`watercolour.pipeline.row_schedule.simulate`). Here
 the trainer's generation goes through `watercolour.pipeline.slot_decode`: a slot a finished row frees starts the next
 row at once, a row of this step's group or of one of the next `max_staleness` steps (`RowSchedule`), and the rows

@@ -20,7 +20,9 @@ Each step samples as `generate` does (the generation config's temperature, top-k
 order) and keeps every sampled token's log-probability as the update computes it: the logits over the temperature,
 before top-k and top-p (TRL's `_get_per_token_logps_and_entropies`). So a row decoded with the weights the update
 trains has a ratio of 1 at every token up to the arithmetic's noise, and the importance weight of a row sampled by
-older weights measures their staleness alone. A step's finished rows are read one step late on a GPU: the host
+older weights measures their staleness alone. (TRL asks a vLLM server for log-probabilities after top-k and top-p,
+which would also weigh every fresh row's tokens by the truncation; the synchronous route trains on truncated sampling
+uncorrected, so these keep the two routes alike where no row is stale.) A step's finished rows are read one step late on a GPU: the host
 queues the next step before it waits on the last, and a row that ended pays one wasted step in its slot.
 """
 
