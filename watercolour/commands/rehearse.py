@@ -158,7 +158,7 @@ def report(config: Any, project_steps: int, save_every: int) -> None:
     # The reward's wait after generation, and of it the last painting still scoring ahead (early scoring): the rest
     # is the reward call's own.
     # A synchronous batch decodes until its longest row ends, its slots filled by the mean row over the longest;
-    # pipelined rollouts log their decode steps and fill.
+    # pipelined rollouts log their decode steps and fill (none for a step whose rows had all ended before it).
     print(
         "\n| step | longest row | decode steps | batch fill | generate s | decode ms | reward wait s | "
         "of it, scoring ahead s | update s | checkpoint s | peak GiB |"
@@ -166,8 +166,10 @@ def report(config: Any, project_steps: int, save_every: int) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         longest = float(row["longest"] or 0)
-        decoded = float(row.get("decode_steps") or longest)
-        fill = row.get("decode_fill") or (float(row["completion_mean"]) / longest if longest else None)
+        pipelined = bool(row.get("decode_steps"))
+        decoded = float(row["decode_steps"]) if pipelined else longest
+        synchronous_fill = float(row["completion_mean"]) / longest if longest else None
+        fill = row.get("decode_fill") if pipelined else synchronous_fill
         decode = 1000 * float(row["generate_s"]) / decoded if decoded else 0.0
         print(
             f"| {row['step']} | {longest:,.0f} | {decoded:,.0f} | {f'{float(fill):.0%}' if fill else '-'} | "
@@ -184,8 +186,8 @@ def report(config: Any, project_steps: int, save_every: int) -> None:
         print(f"no projection: {error}")
         return
     staleness = training.pipeline.max_staleness
-    pipelined = f", rollouts pipelined within {staleness} update(s)" if staleness else ""
-    print(f"\nthe whole run, {project_steps} steps with a checkpoint every {save_every}{pipelined}:")
+    schedule = f", rollouts pipelined within {staleness} update(s)" if staleness else ""
+    print(f"\nthe whole run, {project_steps} steps with a checkpoint every {save_every}{schedule}:")
     print(table(costs, project(costs, project_steps, save_every, staleness), project_steps, save_every))
 
 
