@@ -22,6 +22,22 @@ from ground.prompt import DEFAULT_SUBJECT, PromptStyle
 from ground.settings import RewardSettings, ScoringSettings
 
 
+class PipelineSettings(BaseModel):
+    """Pipelined rollouts: the decode batch kept full across steps, within a staleness bound."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_staleness: int = Field(
+        default=0,
+        ge=0,
+        description="0 = synchronous: a step decodes its own group, and its batch waits for the longest row. N > 0: "
+        "a slot a finished row frees starts a row of one of the next N steps at once, so the decode batch stays "
+        "full; no row is trained more than N updates after the weights that began it, and the loss weighs each "
+        "token by TRL's truncated importance ratio of the trained weights to the sampling ones "
+        "(watercolour.pipeline.rollouts). One process, one prompt per run, no repaint episodes.",
+    )
+
+
 class TrainingSettings(BaseModel):
     """GRPO settings, with the published recipe's values as defaults."""
 
@@ -128,6 +144,10 @@ class TrainingSettings(BaseModel):
         "is undone (watercolour.policy.generation.decode_without_waiting). None = on whenever the decode step is "
         "compiled.",
     )
+    pipeline: PipelineSettings = Field(
+        default_factory=PipelineSettings,
+        description="Rollouts pipelined across steps (pipeline.max_staleness > 0) or synchronous (0, the default).",
+    )
     start_adapter: Path | None = Field(default=None, description="Warm start from these LoRA adapter weights.")
     warm_start_examples: int = Field(
         default=0,
@@ -159,6 +179,15 @@ class TrainingSettings(BaseModel):
             raise ValueError(
                 f"training.model={self.model} is a published shape with random weights (a rehearsal), which has "
                 "nothing to warm-start from: set training.warm_start_examples=0 and leave training.start_adapter empty"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _pipelined_rollouts_run_in_one_process(self) -> TrainingSettings:
+        if self.pipeline.max_staleness and self.processes > 1:
+            raise ValueError(
+                "training.pipeline.max_staleness pipelines one process's rollouts: set training.processes=1, or "
+                "training.pipeline.max_staleness=0 to train in several processes"
             )
         return self
 
@@ -285,6 +314,15 @@ class RunConfig(RewardSettings):
         aesthetic = extra.get("aesthetic") or {}
         if self.space is not None and isinstance(aesthetic, dict) and not aesthetic.get("url"):
             extra["aesthetic"] = {**aesthetic, "url": space_url(self.space.repo_id)}
+        return self
+
+    @model_validator(mode="after")
+    def _repaint_episodes_are_not_pipelined(self) -> RunConfig:
+        if self.repaint is not None and self.training.pipeline.max_staleness:
+            raise ValueError(
+                "repaint episodes generate turn by turn through TRL's tool loop, which pipelined rollouts do not "
+                "drive: set training.pipeline.max_staleness=0 for a repaint run"
+            )
         return self
 
     @property

@@ -38,6 +38,7 @@ def step_rows(rows: list[dict[str, Any]], prompt_tokens: int) -> list[StepRow]:
             completion_tokens=row["tokens"],
             prompt_tokens=row["generations"] * prompt_tokens,
             checkpoint_s=checkpoints.get(row["step"]),
+            decode_steps=row.get("decode_steps"),
         )
         for row in rows
         # An update-only cell's rollouts were drawn, not decoded: its steps have no generation to project.
@@ -50,10 +51,13 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("rows", type=Path, help="a bench_gpu.jsonl of one scored cell")
     parser.add_argument("--steps", type=int, default=PUBLISHED_STEPS)
     parser.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS)
+    parser.add_argument(
+        "--max-staleness", type=int, default=0, help="project pipelined rollouts within this bound (0: synchronous)"
+    )
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in args.rows.read_text().splitlines() if line.strip()]
     costs = part_costs(step_rows(rows, args.prompt_tokens))
-    projected = project(costs, args.steps, SAVE_EVERY)
+    projected = project(costs, args.steps, SAVE_EVERY, args.max_staleness)
     print(table(costs, projected, args.steps, SAVE_EVERY))
     return projected
 

@@ -50,6 +50,9 @@ PATHS: dict[str, dict[str, Any]] = {
     # The defaults with each decode step's Gated DeltaNet recurrence as torch 2.11 compiles transformers' call of it:
     # transformers' torch reference, not fla's kernel (`TORCH_RECURRENCE`).
     "fast-torch-recurrence": {"generation_cache": None, "generation_compile": None},
+    # The defaults with rollouts pipelined across steps: a freed slot starts a row of the next two steps at once
+    # (`watercolour.pipeline.rollouts`).
+    "fast-pipelined": {"generation_cache": None, "generation_compile": None, "pipeline": {"max_staleness": 2}},
     # The defaults before the skipped guards and the written cache blocks.
     "fast-before": {
         "generation_cache": None,
@@ -158,6 +161,7 @@ def bench_config(
 
 def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int, reward: Any = spread_reward) -> Any:
     """The project's trainer around `model`, without trackio (it is not on the GPU machine) or checkpoints."""
+    from watercolour.pipeline.rollouts import pipelined
     from watercolour.policy.generation import prepare_rollouts, resolve
     from watercolour.policy.linear_attention import route_gated_delta_rule
     from watercolour.policy.lora import lora_config
@@ -176,6 +180,8 @@ def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int, rewa
     )
     plan = resolve(config.training)
     prepare_rollouts(trainer, plan)
+    if config.training.pipeline.max_staleness:
+        trainer.pipeline = pipelined(trainer, config.training, plan)
     trainer.gated_delta_route = route_gated_delta_rule(trainer.model)
     trainer.generation_plan = asdict(plan)
     trainer.early_scoring = plan.early_scoring
@@ -202,12 +208,15 @@ def step_recorder(trainer: Any, record: Callable[[dict], None]) -> None:
             tokens = logs["completions/mean_length"] * args.num_generations
             generate_s, score_s = logs["time/generate_s"], logs["time/score_s"]
             longest = int(logs["completions/max_length"])
+            # A batch decodes until its longest row ends; pipelined rollouts count their decode steps.
+            decoded = int(logs.get("pipeline/decode_steps", longest))
             record(
                 {
                     "step": state.global_step,
-                    # A batch decodes until its longest row ends: generation time over this is one decode step.
                     "longest": longest,
-                    "decode_ms": round(1000 * generate_s / longest, 2),
+                    "decode_steps": decoded,
+                    "decode_fill": logs.get("pipeline/fill"),
+                    "decode_ms": round(1000 * generate_s / decoded, 2),
                     "generate_s": round(generate_s, 2),
                     "score_s": round(score_s, 3),
                     # Of that wait, the last painting still scoring ahead after generation (None: none ahead).

@@ -10,6 +10,9 @@
 #     bash lab/scripts/gpu_prefect.sh park .gpu/wheels/p1                                  # one call each, carried:
 #     bash lab/scripts/gpu_prefect.sh park .gpu/wheels/p2 park .gpu/render/parts/p5 install  # ... and the render parts
 #     bash lab/scripts/gpu_prefect.sh up run watch                  # server, worker, stand-ins; the run; its steps
+#     STALENESS=2 RUN_DIR=/tmp/prefect-pipelined bash lab/scripts/gpu_prefect.sh run watch report   # the same run
+#                                                               # pipelined (training.pipeline.max_staleness=2),
+#                                                               # on the same draws, then its projection
 #     bash lab/scripts/gpu_prefect.sh kill retry watch              # SIGKILL in step 3, Crashed, Space asleep, Retry
 #     bash lab/scripts/gpu_prefect.sh lose bench asleep retry       # or: the machine lost in step 3 (flow and worker
 #                                                               # SIGKILLed, a fresh worker), the automation alone
@@ -22,6 +25,7 @@
 #     bash lab/scripts/gpu_prefect.sh install-bench kernels levers  # carrying .gpu/wheels/bench: the benchmark in one call
 #     bash lab/scripts/gpu_prefect.sh install-bench update          # the update alone: cut and padded micro-batches, chunks
 #     bash lab/scripts/gpu_prefect.sh install-bench gpu-tests       # the tests only a GPU runs (pytest -m gpu)
+#     TESTS=tests/pipeline/test_slot_decode.py bash lab/scripts/gpu_prefect.sh gpu-tests   # the slot decoder's alone
 #     bash lab/scripts/gpu_prefect.sh decode                        # decode steps waited on and not, paired
 #     SHAPE=qwen3-4b GENERATIONS=16 MAX_LEN=2048 bash lab/scripts/gpu_prefect.sh decode
 #     bash lab/scripts/gpu_prefect.sh park .gpu/wheels/tilelang1    # fla's own backward through TileLang: one call each
@@ -62,6 +66,8 @@ RENDER='"render.browsers": 4, "render.pages_per_browser": 4'
 # A dry run on a CPU: extra run overrides as JSON (a tiny shape, short completions), the benchmark's shape and
 # budget, and `watercolour rehearse`'s KEY=VALUE overrides.
 EXTRA=${EXTRA:-'{}'}
+# A run's rollouts pipelined within this many updates (training.pipeline.max_staleness; 0: synchronous).
+STALENESS=${STALENESS:-0}
 SHAPE=${SHAPE:-qwen3.5-35b-a3b}
 MAX_LEN=${MAX_LEN:-8192}
 
@@ -148,7 +154,9 @@ import csv, sys
 for row in csv.DictReader(open(sys.argv[1])):
     print("step {step}: step {step_s} s = generate {generate_s} + reward wait {score_s} (the last painting ahead "
           "{ahead}) + update {update_s}; longest {longest}, checkpoint {checkpoint_s}, prefetched {prefetched}, "
-          "peak {peak_gib} GiB".format(ahead=row.get("ahead_tail_s"), **row))
+          "peak {peak_gib} GiB; pipelined: {steps} decode steps, fill {fill}, behind {behind}, importance min "
+          "{ratio}".format(ahead=row.get("ahead_tail_s"), steps=row.get("decode_steps"), fill=row.get("decode_fill"),
+                           behind=row.get("behind_max"), ratio=row.get("importance_min"), **row))
 PY
 }
 
@@ -195,6 +203,8 @@ trl.__version__, 'transformers', transformers.__version__)" || exit 1
 import json
 overrides = json.load(open("/tmp/overrides.json"))
 overrides.update({"training.steps": $STEPS, "training.save_steps": 1, $RENDER, **json.loads('$EXTRA')})
+if $STALENESS:
+    overrides["training.pipeline.max_staleness"] = $STALENESS
 print(json.dumps(overrides))
 PY
 )
@@ -216,7 +226,7 @@ PY
       last_paintings
       python3 -c "from watercolour.run_records.rollout_store import RolloutStore; rows = RolloutStore('$RUN_DIR', 1).rows(); \
 keys = [(r['step'], r['index']) for r in rows]; print(f'rollouts stored: {len(keys)}, stored twice: {len(keys) - len(set(keys))}')"
-      cp "$RUN_DIR/curves.csv" "$OUT/prefect-curves.csv" 2>/dev/null
+      cp "$RUN_DIR/curves.csv" "$OUT/prefect-curves$([ "$STALENESS" = 0 ] || echo "-pipelined").csv" 2>/dev/null
       grep -vE "Warning|warnings.warn" "$PREFECT_HOME/worker.log" | tail -n 400 >"$OUT/worker.log"
       ;;
     kill)
@@ -289,9 +299,11 @@ PY
       ;;
     gpu-tests)
       # The tests only a GPU runs (never in CI): the decode loop's sampled tokens and its waits, with and without
-      # waiting on each step; the compiled decode step through fla's recurrent kernel.
-      python3 -m pytest -q -p no:cacheprovider -m gpu tests/policy/test_generation.py \
-        tests/policy/test_linear_attention.py 2>&1 | tail -n 30
+      # waiting on each step; the compiled decode step through fla's recurrent kernel; the slot decoder of pipelined
+      # rollouts compiled, reading which rows ended one step late. TESTS names fewer files.
+      python3 -m pytest -q -p no:cacheprovider -m gpu \
+        ${TESTS:-tests/policy/test_generation.py tests/policy/test_linear_attention.py tests/pipeline/test_slot_decode.py} \
+        2>&1 | tail -n 30
       ;;
     kernels)
       python3 -m bench.gpu.linear_attention --tokens 2048 9092 --out "$OUT" 2>&1 | grep -vE "Warning|warnings.warn"
@@ -318,7 +330,8 @@ PY
         render.browsers=4 render.pages_per_browser=4 ${REHEARSE_SET:-} 2>&1 | grep -vE "Warning|warnings.warn" | tee "$OUT/rehearse.txt"
       ;;
     report)
-      python3 -m watercolour.cli rehearse --report "$RUN_DIR" --project-steps 110 --save-every 10 | tee "$OUT/prefect-projection.md"
+      python3 -m watercolour.cli rehearse --report "$RUN_DIR" --project-steps 110 --save-every 10 \
+        | tee "$OUT/prefect-projection$([ "$STALENESS" = 0 ] || echo "-pipelined").md"
       ;;
     *)
       echo "unknown stage: $stage" >&2

@@ -88,7 +88,8 @@ class CompositeReward:
         self.scorer = scorer
         self.on_scored = on_scored
         self.text_of = text_of
-        # The texts handed to `prefetch` since the last call: the call logs the share of its batch scored ahead.
+        # The texts handed to `prefetch` and not yet scored by a call: the call logs the share of its batch scored
+        # ahead. Pipelined rollouts hand in texts of the next steps' batches too, which a call leaves for theirs.
         self._ahead: set[str] = set()
 
     async def prefetch(self, completion: Any, prompt: Any = None, **kwargs: Any) -> None:
@@ -114,7 +115,8 @@ class CompositeReward:
         # The dataset's `subject` column (TRL passes dataset columns as keyword arguments, one value per rollout).
         subjects = kwargs.get("subject")
         texts = [self.text_of(c) for c in completions]
-        ahead, self._ahead = self._ahead, set()
+        ahead = self._ahead
+        self._ahead = ahead - set(texts)
         parts = await self.scorer.score(texts, seeds, step, subjects)
         if self.on_scored is not None:
             self.on_scored(prompts, completions, parts, kwargs)

@@ -201,6 +201,31 @@ def test_the_projection_charges_each_step_its_longest_row_and_its_tokens(tmp_pat
     assert worst["longest"] == 8192 and worst["step_s"] > typical["step_s"]
 
 
+def test_the_projection_of_pipelined_rollouts_charges_the_decode_steps_of_their_schedule(tmp_path: Path) -> None:
+    from bench.gpu.projection import main
+    from watercolour.rehearsal.projection import pipelined_decode_steps
+
+    def step(number: int, generate: float, decode_steps: int) -> dict:
+        return dict(
+            shape="moe", generations=8, max_len=8192, scoring="real", step=number, longest=5000,
+            decode_steps=decode_steps, generate_s=generate, tokens=16000, update_s=48.0, score_s=1.0,
+        )  # fmt: skip
+
+    # 20 ms a decode step, counted by the run (not its longest row); the first step's extra 100 s is compilation.
+    rows = [step(1, 140.0, 2000), step(2, 40.0, 2000)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    synchronous, _ = main([str(path), "--steps", "10", "--prompt-tokens", "1000"])
+    pipelined, capped = main([str(path), "--steps", "10", "--prompt-tokens", "1000", "--max-staleness", "2"])
+    decode_steps, fill = pipelined_decode_steps(8, 8192, capped_row=False, max_staleness=2)
+    assert pipelined["decode_steps"] == round(decode_steps) and pipelined["fill"] == round(fill, 2) > 0.9
+    assert pipelined["generate_s"] == round(decode_steps * 0.020, 1)
+    # The same decode step over the longest row of each synchronous group, at half the fill.
+    assert synchronous["decode_steps"] == synchronous["longest"] and synchronous["fill"] < 0.55
+    assert synchronous["generate_s"] > 1.9 * pipelined["generate_s"]
+    assert capped["decode_steps"] > pipelined["decode_steps"]
+
+
 TINY_MOE = dict(
     model_type="qwen3_5_moe_text", hidden_size=32, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
     head_dim=8, linear_key_head_dim=8, linear_value_head_dim=8, linear_num_key_heads=2, linear_num_value_heads=4,

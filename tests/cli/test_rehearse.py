@@ -82,7 +82,10 @@ def test_a_rehearsal_runs_the_presets_trainer_against_stand_ins_and_projects_the
     assert len(table) == 2, out
     assert re.search(r"peak memory: \d+\.\d GiB", out)
     assert "the whole run, 110 steps with a checkpoint every 10:" in out
-    assert re.search(r"\| recipe lengths \| 32 \| 64 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ h \|", out), out
+    # Synchronous: a step decodes until its longest row (the budget, 32 tokens) ends, with the rows' mean fill.
+    assert re.search(
+        r"\| recipe lengths \| 32 \| 32 \| 100% \| 64 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ h \|", out
+    ), out
     # The preset's real reward over HTTP: the stand-in sketches passed the gate and every part was measured.
     config = RunConfig.load(run_dir / "config.yaml")
     assert config.training.model == "shape:tiny-qwen3.5-moe" and aesthetic_settings(config).backend == "hpsv3"

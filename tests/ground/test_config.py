@@ -113,6 +113,21 @@ def test_training_defaults_follow_the_recipe() -> None:
     assert training.subject == "a peach hibiscus" and training.prompt == "full"
 
 
+def test_rollouts_stay_synchronous_unless_a_staleness_bound_is_set() -> None:
+    assert load_config("offline").training.pipeline.max_staleness == 0
+    assert load_config("offline", {"training.pipeline.max_staleness": 2}).training.pipeline.max_staleness == 2
+
+
+def test_pipelined_rollouts_are_refused_where_they_cannot_run() -> None:
+    pipelined = {"training.pipeline.max_staleness": 1}
+    with pytest.raises(ValidationError, match="training.processes=1"):
+        load_config("offline", {**pipelined, "training.processes": 2})
+    with pytest.raises(ValidationError, match="max_staleness=0 for a repaint run"):
+        load_config("offline", {**pipelined, "repaint.turns": 2})
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        load_config("offline", {"training.pipeline.max_staleness": -1})
+
+
 def test_config_round_trips_through_yaml_and_pickle(tmp_path: Path) -> None:
     config = load_config("hps-led", {**SCORER, "training.start_adapter": "adapters/warm", "pool_dir": "my-pool"})
     config.save(tmp_path / "config.yaml")

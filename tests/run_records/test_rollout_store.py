@@ -87,6 +87,17 @@ def test_steps_with_nothing_rendered_load_with_the_others(tmp_path, flower_sketc
     assert table["png"] == [None, None, "rollouts/png/2/0_0.png", None]
 
 
+def test_each_rollout_records_the_weights_it_was_sampled_with(tmp_path, flower_sketch):
+    store = RolloutStore(tmp_path, GENERATIONS)
+    # Synchronous: a step's rows were sampled by the weights of the step before.
+    record(store, 3, scored(flower_sketch))
+    # Pipelined rollouts hand in each row's own (one of these began an update earlier).
+    prompts, completions = [PROMPT] * 2, [[{"role": "assistant", "content": "```js\n...\n```"}]] * 2
+    kwargs = {"trainer_state": TrainerState(global_step=3), "sampled_at": [3, 2]}
+    store.record_batch(prompts, completions, scored(flower_sketch), kwargs)
+    assert [(row["step"], row["sampled_at"]) for row in store.rows()] == [(3, 2), (3, 2), (4, 3), (4, 2)]
+
+
 def test_a_step_is_written_once(tmp_path, flower_sketch):
     store = RolloutStore(tmp_path, GENERATIONS)
     record(store, 1, scored(flower_sketch))

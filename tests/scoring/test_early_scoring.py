@@ -273,3 +273,37 @@ def stand_in_trainer(reward):
         messages(), add_generation_prompt=True, return_tensors="pt", return_dict=True
     )["input_ids"]
     return trainer, prompt_ids
+
+
+def test_a_completion_scored_ahead_of_a_later_batch_counts_as_ahead_in_that_batch():
+    """Pipelined rollouts score ahead rows of the next steps' batches: a call leaves their texts for those batches."""
+    import asyncio
+
+    from transformers import TrainerState
+
+    from ground.records import RewardParts
+
+    class Answering:  # the scorer's three calls, every text answered alike
+        async def score(self, texts, seeds, step, subjects):
+            return [RewardParts(reward=0.5) for _ in texts]
+
+        async def prefetch(self, text, **arguments):
+            pass
+
+        async def aclose(self):
+            pass
+
+    reward, shares = CompositeReward(Answering()), []
+
+    async def two_steps() -> None:
+        for step, text in enumerate(("this step's", "the next step's")):
+            await reward.prefetch(text, "prompt", trainer_state=TrainerState(global_step=step))
+        for step, text in enumerate(("this step's", "the next step's")):
+            metrics: dict[str, float] = {}
+            await reward(
+                ["prompt"], [text], trainer_state=TrainerState(global_step=step), log_metric=metrics.__setitem__
+            )
+            shares.append(metrics["scoring/prefetched"])
+
+    asyncio.run(two_steps())
+    assert shares == [1.0, 1.0]

@@ -169,18 +169,24 @@ def report(config: Any, project_steps: int, save_every: int) -> None:
     training = config.training
     # The reward's wait after generation, and of it the last painting still scoring ahead (early scoring): the rest
     # is the reward call's own.
+    # A synchronous batch decodes until its longest row ends, its slots filled by the mean row over the longest;
+    # pipelined rollouts log their decode steps and fill (none for a step whose rows had all ended before it).
     print(
-        "\n| step | longest row | generate s | decode ms | reward wait s | of it, scoring ahead s | update s | "
-        "checkpoint s | peak GiB |"
+        "\n| step | longest row | decode steps | batch fill | generate s | decode ms | reward wait s | "
+        "of it, scoring ahead s | update s | checkpoint s | peak GiB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         longest = float(row["longest"] or 0)
-        decode = 1000 * float(row["generate_s"]) / longest if longest else 0.0
+        pipelined = bool(row.get("decode_steps"))
+        decoded = float(row["decode_steps"]) if pipelined else longest
+        synchronous_fill = float(row["completion_mean"]) / longest if longest else None
+        fill = row.get("decode_fill") if pipelined else synchronous_fill
+        decode = 1000 * float(row["generate_s"]) / decoded if decoded else 0.0
         print(
-            f"| {row['step']} | {longest:,.0f} | {float(row['generate_s']):.1f} | {decode:.1f} | "
-            f"{float(row['score_s']):.1f} | {seconds(row.get('ahead_tail_s'))} | {float(row['update_s']):.1f} | "
-            f"{seconds(row.get('checkpoint_s'))} | "
+            f"| {row['step']} | {longest:,.0f} | {decoded:,.0f} | {f'{float(fill):.0%}' if fill else '-'} | "
+            f"{float(row['generate_s']):.1f} | {decode:.1f} | {float(row['score_s']):.1f} | "
+            f"{seconds(row.get('ahead_tail_s'))} | {float(row['update_s']):.1f} | {seconds(row.get('checkpoint_s'))} | "
             f"{row.get('peak_gib') or '-'} |"
         )
     peaks = [float(row["peak_gib"]) for row in rows if row.get("peak_gib")]
@@ -191,8 +197,10 @@ def report(config: Any, project_steps: int, save_every: int) -> None:
     except ValueError as error:
         print(f"no projection: {error}")
         return
-    print(f"\nthe whole run, {project_steps} steps with a checkpoint every {save_every}:")
-    print(table(costs, project(costs, project_steps, save_every), project_steps, save_every))
+    staleness = training.pipeline.max_staleness
+    schedule = f", rollouts pipelined within {staleness} update(s)" if staleness else ""
+    print(f"\nthe whole run, {project_steps} steps with a checkpoint every {save_every}{schedule}:")
+    print(table(costs, project(costs, project_steps, save_every, staleness), project_steps, save_every))
 
 
 def serve(overrides: dict[str, Any], token_env: str, token: str) -> int:

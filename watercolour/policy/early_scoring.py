@@ -124,18 +124,12 @@ def scoring_during_generation(
         yield futures
         return
     model = trainer.accelerator.unwrap_model(trainer.model_wrapped)
-    tokenizer = trainer.processing_class
     eos = {int(token) for token in trainer.eos_token_ids}
 
     batch = row_arguments(trainer, prompts, rows) if prompts is not None and rows is not None else None
 
     def submit(arguments: list[dict[str, Any]] | None, row: int, token_ids: list[int]) -> None:
-        text = tokenizer.decode(token_ids, skip_special_tokens=True)
-        prefetch = reward.prefetch(text, **arguments[row]) if arguments is not None else reward.prefetch(text)
-        future = asyncio.run_coroutine_threadsafe(prefetch, trainer.async_loop)
-        future.add_done_callback(retrieve_failure)
-        future.add_done_callback(futures.done)
-        futures.append(future)
+        score_ahead(trainer, reward, token_ids, arguments[row] if arguments is not None else None, futures)
 
     generate = model.generate
     patched = vars(model).get("generate")  # another wrapper of this rollout's generate (the GPU benchmark's)
@@ -160,6 +154,19 @@ def scoring_during_generation(
             del model.generate
         else:
             model.generate = patched
+
+
+def score_ahead(
+    trainer: Any, reward: Any, token_ids: list[int], arguments: dict[str, Any] | None, futures: Prefetches
+) -> None:
+    """Hand a finished completion to the reward's `prefetch` on TRL's event loop, with what the reward's call will be
+    given for its row (None: it only renders), and keep its future in `futures`."""
+    text = trainer.processing_class.decode(token_ids, skip_special_tokens=True)
+    prefetch = reward.prefetch(text, **arguments) if arguments is not None else reward.prefetch(text)
+    future = asyncio.run_coroutine_threadsafe(prefetch, trainer.async_loop)
+    future.add_done_callback(retrieve_failure)
+    future.add_done_callback(futures.done)
+    futures.append(future)
 
 
 def retrieve_failure(future: Any) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 # chunks mean fewer kernels (one layer of the 35B-A3B shape at 9,092 tokens, forward and backward: 1,117 aten ops
 # at 64, 691 at 128, 475 at 256, against the reference's 6,658) and more work in the triangular solves. 128 is the
 # fastest whole update measured: the recipe's 22,190-token group on one H100 took 19.5-20.4 s at 128, 22.8-24.5 s
-# at 64 and 24.1 s at 256 (`bash scripts/gpu_prefect.sh install-bench update`, docs/gpu.md).
+# at 64 and 24.1 s at 256 (`bash lab/scripts/gpu_prefect.sh install-bench update`, docs/gpu.md).
 CHUNK = 128
 
 

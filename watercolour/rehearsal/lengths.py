@@ -4,7 +4,9 @@ A random policy never emits its end-of-sequence token, so every row would run to
 what no trained policy's does. `ForcedLengths` ends row i at a drawn length instead: from the recipe's distribution
 (`recipe_lengths`: its judge-led run averaged 2,000 tokens a completion and put a row at the 8,192 cap in 6 of 110
 steps), or uniformly between half the budget and the budget (a policy under the length ramp writes close to its
-budget). The same step draws the same lengths, so a resumed or repeated step generates the same tokens' worth.
+budget). The same step draws the same lengths, so a resumed or repeated step generates the same tokens' worth, and
+pipelined rollouts (`watercolour.pipeline.rollouts`, which decode without `generate`) end row i of step N where the
+synchronous route ends it (`trainer.row_stops`).
 """
 
 from __future__ import annotations
@@ -41,12 +43,17 @@ LENGTHS: dict[str, Callable[[random.Random, int], int]] = {
 }
 
 
+def drawn_lengths(budget: int, rows: int, seed: int, draw: str = "recipe") -> list[int]:
+    """The lengths of a batch's rows, drawn from `seed`."""
+    rng = random.Random(seed)
+    return [LENGTHS[draw](rng, budget) for _ in range(rows)]
+
+
 class ForcedLengths:
     """A logits processor that ends each row at its drawn length with the end-of-sequence token."""
 
     def __init__(self, eos_token_id: int, budget: int, rows: int, seed: int, draw: str = "recipe") -> None:
-        rng = random.Random(seed)
-        self.lengths = [LENGTHS[draw](rng, budget) for _ in range(rows)]
+        self.lengths = drawn_lengths(budget, rows, seed, draw)
         self.eos_token_id = eos_token_id
         self.start: int | None = None
 
@@ -65,7 +72,8 @@ class ForcedLengths:
 def force_lengths(
     trainer: Any, budget: int, draw: str = "recipe", seed_of: Callable[[int], int] = lambda step: step
 ) -> None:
-    """From now on, each rollout's rows end at drawn lengths, seeded by `seed_of(the step being generated)`."""
+    """From now on, each rollout's rows end at drawn lengths, seeded by `seed_of(the step being generated)`; the same
+    lengths are `trainer.row_stops(step, rows)` for rollouts decoded without `generate`."""
     from transformers import LogitsProcessorList
 
     model = trainer.accelerator.unwrap_model(trainer.model_wrapped)
@@ -80,3 +88,4 @@ def force_lengths(
         return generate(*args, **kwargs)
 
     model.generate = with_lengths
+    trainer.row_stops = lambda step, rows: drawn_lengths(budget, rows, seed_of(step), draw)

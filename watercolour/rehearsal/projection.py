@@ -1,10 +1,13 @@
 """A whole run's wall time, projected from measured steps' parts: what `watercolour rehearse` prints at the end,
 and the ETA on a Prefect run's progress.
 
-From a run's warm steps (every step after the first, which compiles) it takes the per-part costs: one decode step (a
-batch decodes until its longest row ends, so generation is the longest row times that), the update per token
-(prompt and completion), the reward's wait after generation, a checkpoint, and the first step's one-off compilation.
-It then projects a run of N steps under two assumptions about completion lengths:
+From a run's warm steps (every step after the first, which compiles) it takes the per-part costs: one decode step
+(generation over the step's decode steps: a synchronous batch decodes until its longest row ends, pipelined rollouts
+log how many they ran), the update per token (prompt and completion), the reward's wait after generation, a
+checkpoint, and the first step's one-off compilation. It then projects a run of N steps under two assumptions about
+completion lengths, each step's decode steps those of the run's own schedule: the longest row of a synchronous
+group, or for pipelined rollouts (`training.pipeline.max_staleness`) the decode steps of
+`watercolour.pipeline.row_schedule.simulate` over rows of those lengths, its slots refilled within the bound:
 
 - `recipe lengths`: rows drawn from the recipe's own length distribution (`watercolour.rehearsal.lengths`: a mean of
   2,000 tokens, 0.7% of rows at the 8,192 cap), averaged over many drawn groups;
@@ -20,6 +23,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from watercolour.pipeline.row_schedule import Ticket, simulate
 from watercolour.rehearsal.lengths import recipe_lengths
 
 
@@ -42,6 +46,12 @@ class StepRow:
     completion_tokens: float
     prompt_tokens: float  # of the whole step (every row's prompt)
     checkpoint_s: float | None = None
+    decode_steps: int | None = None  # pipelined rollouts: the decode steps the step ran (None: its longest row)
+
+    @property
+    def decoded(self) -> int:
+        """The step's decode steps: a synchronous batch decodes until its longest row ends."""
+        return self.decode_steps if self.decode_steps is not None else self.longest
 
 
 @dataclass(frozen=True)
@@ -82,6 +92,7 @@ def from_curves(rows: list[dict[str, Any]], generations: int, budget: int) -> li
                 completion_tokens=completion,
                 prompt_tokens=max(0.0, measured["num_tokens"] - before - completion),
                 checkpoint_s=_number(row.get("checkpoint_s")),
+                decode_steps=_count(row.get("decode_steps")),
             )
         )
     return steps
@@ -95,13 +106,19 @@ def _number(value: Any) -> float | None:
     return float(value) if value not in (None, "") else None
 
 
+def _count(value: Any) -> int | None:
+    number = _number(value)
+    return None if number is None else int(number)
+
+
 def part_costs(steps: list[StepRow]) -> Costs:
     """The per-part costs of warm steps (after the first step, which pays the compilation)."""
     first = min(steps, key=lambda row: row.step, default=None)
     warm = [row for row in steps if first is not None and row.step > first.step]
     if first is None or not warm:
         raise ValueError("no warm steps: a projection needs at least two measured steps (the first compiles)")
-    decode_s = statistics.median(row.generate_s / row.longest for row in warm)
+    # A pipelined step whose rows had all ended in earlier steps decoded nothing: it times no decode step.
+    decode_s = statistics.median(row.generate_s / row.decoded for row in warm if row.decoded)
     checkpoints = [row.checkpoint_s for row in steps if row.checkpoint_s]
     return Costs(
         generations=first.generations,
@@ -111,7 +128,7 @@ def part_costs(steps: list[StepRow]) -> Costs:
             row.update_s / (row.completion_tokens + row.prompt_tokens) for row in warm
         ),
         wait_s=statistics.median(row.score_s for row in warm),
-        compile_s=max(0.0, first.generate_s - first.longest * decode_s),
+        compile_s=max(0.0, first.generate_s - first.decoded * decode_s),
         checkpoint_s=statistics.median(checkpoints) if checkpoints else 0.0,
         prompt_tokens_per_row=statistics.median(row.prompt_tokens / row.generations for row in warm),
     )
@@ -131,12 +148,36 @@ def expected_lengths(generations: int, budget: int, capped_row: bool, groups: in
     return longest / groups, total / groups
 
 
-def project(costs: Costs, steps: int, save_every: int) -> list[dict[str, Any]]:
-    """A run of `steps` steps with a checkpoint every `save_every`, under each length assumption."""
+def pipelined_decode_steps(
+    generations: int, budget: int, capped_row: bool, max_staleness: int, steps: int = 2_000
+) -> tuple[float, float]:
+    """(mean decode steps of a pipelined step, mean fill of its slots) with rows drawn as `expected_lengths` draws
+    them, decoded by the run's schedule: one group a step in as many slots."""
+    draw = random.Random(0)
+    groups: dict[int, list[int]] = {}
+
+    def length(ticket: Ticket) -> int:
+        if ticket.step not in groups:
+            lengths = [recipe_lengths(draw, budget) for _ in range(generations)]
+            if capped_row:
+                lengths[0] = budget
+            groups[ticket.step] = lengths
+        return groups[ticket.step][ticket.index]
+
+    measured = simulate(length, generations, generations, max_staleness, steps)
+    return statistics.fmean(row.decode_steps for row in measured), statistics.fmean(row.fill for row in measured)
+
+
+def project(costs: Costs, steps: int, save_every: int, max_staleness: int = 0) -> list[dict[str, Any]]:
+    """A run of `steps` steps with a checkpoint every `save_every`, under each length assumption; `max_staleness`
+    above 0 projects pipelined rollouts."""
     rows = []
     for name, capped in (("recipe lengths", False), ("a row at the cap every step", True)):
         longest, tokens = expected_lengths(costs.generations, costs.budget, capped)
-        generate = longest * costs.decode_s
+        decoded, fill = longest, tokens / (costs.generations * longest)
+        if max_staleness:
+            decoded, fill = pipelined_decode_steps(costs.generations, costs.budget, capped, max_staleness)
+        generate = decoded * costs.decode_s
         update = (tokens + costs.generations * costs.prompt_tokens_per_row) * costs.update_s_per_token
         step = generate + update + costs.wait_s + costs.checkpoint_s / save_every
         total = steps * step + costs.compile_s
@@ -144,6 +185,8 @@ def project(costs: Costs, steps: int, save_every: int) -> list[dict[str, Any]]:
             {
                 "lengths": name,
                 "longest": round(longest),
+                "decode_steps": round(decoded),
+                "fill": round(fill, 2),
                 "tokens": round(tokens),
                 "generate_s": round(generate, 1),
                 "update_s": round(update, 1),
@@ -164,14 +207,15 @@ def table(costs: Costs, rows: list[dict[str, Any]], steps: int, save_every: int)
         f"update a token, {costs.wait_s:.1f} s of reward wait, {costs.compile_s:.0f} s of compilation once; "
         f"a checkpoint every {save_every} steps: {checkpoint}",
         "",
-        f"| lengths | longest row | tokens a group | generate s | update s | wait s | step s | {steps} steps | "
-        "vs the published run |",
-        "|---|---|---|---|---|---|---|---|---|",
+        f"| lengths | longest row | decode steps | batch fill | tokens a group | generate s | update s | wait s | "
+        f"step s | {steps} steps | vs the published run |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         lines.append(
-            f"| {row['lengths']} | {row['longest']:,} | {row['tokens']:,} | {row['generate_s']} | {row['update_s']} | "
-            f"{row['wait_s']} | {row['step_s']} | {row['run_h']} h | {row['vs_published']}x faster |"
+            f"| {row['lengths']} | {row['longest']:,} | {row['decode_steps']:,} | {row['fill']:.0%} | "
+            f"{row['tokens']:,} | {row['generate_s']} | {row['update_s']} | {row['wait_s']} | {row['step_s']} | "
+            f"{row['run_h']} h | {row['vs_published']}x faster |"
         )
     return "\n".join(lines)
 

@@ -54,6 +54,13 @@ TAIL_SOURCES = {
     "num_tokens": "num_tokens",
     "checkpoint_s": "time/checkpoint_s",
     "peak_gib": "memory/peak_gib",
+    # Pipelined rollouts (`watercolour.pipeline.rollouts`): the decode steps the step's generation ran, the share of
+    # its slots that held a row, the most updates a row of the step is behind the weights that train it, and the
+    # least of TRL's truncated importance ratios over its tokens. Empty for a synchronous run.
+    "decode_steps": "pipeline/decode_steps",
+    "decode_fill": "pipeline/fill",
+    "behind_max": "pipeline/behind_max",
+    "importance_min": "sampling/importance_sampling_ratio/min",
 }
 
 

@@ -2,15 +2,18 @@
 
 Layout under the run directory:
 
-    rollouts/step-00003.parquet        one row per rollout of step 3 (step, group, index, prompt, subject, completion,
-                                       sketch, png path, reward and every registered term, whether the painting
-                                       shows its subject's colours, violations, dead letter, timings)
+    rollouts/step-00003.parquet        one row per rollout of step 3 (step, group, index, the weights it was sampled
+                                       with, prompt, subject, completion, sketch, png path, reward and every
+                                       registered term, whether the painting shows its subject's colours,
+                                       violations, dead letter, timings)
     rollouts/png/3/<group>_<index>.png the rendered painting, referenced from the row by its run-relative path
 
 Steps are numbered like TRL's logs and checkpoints: the rollouts scored while `global_step` was 2 are the ones
 step 3's update learns from, so they live in `step-00003`. A shard is written to a temporary name and renamed,
-so a crash leaves either the whole step or nothing; `truncate` drops the steps a resume will redo. The store
-reads as one table with `datasets.load_dataset("parquet", data_files=store.data_files())`.
+so a crash leaves either the whole step or nothing; `truncate` drops the steps a resume will redo. `sampled_at` is
+the optimizer steps the weights had had when the rollout began: `step - 1` for a synchronous run, as little as
+`step - 1 - max_staleness` for pipelined rollouts (`watercolour.pipeline.rollouts`), which hand it in per
+rollout. The store reads as one table with `datasets.load_dataset("parquet", data_files=store.data_files())`.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def shard_schema() -> Any:
 
     count, number, text = pa.int64(), pa.float64(), pa.string()
     columns = {
-        **dict.fromkeys(("step", "group", "index"), count),
+        **dict.fromkeys(("step", "group", "index", "sampled_at"), count),
         **dict.fromkeys(
             ("preset", "pool_revision", "prompt", "subject", "completion", "sketch", "sketch_hash", "png"), text
         ),
@@ -88,9 +91,10 @@ class RolloutStore:
             step = self.next_step()
         # The dataset's `subject` column, one per rollout (absent when the caller has none).
         subjects = list(kwargs.get("subject") or [None] * len(parts))
+        sampled = sampled_at(kwargs, step, len(parts))
         rows = [
             self._row(step, position, *rollout)
-            for position, rollout in enumerate(zip(prompts, completions, parts, subjects, strict=True))
+            for position, rollout in enumerate(zip(prompts, completions, parts, subjects, sampled, strict=True))
         ]
         self._write_shard(step, rows)
         if "log_metric" in kwargs:
@@ -108,12 +112,24 @@ class RolloutStore:
             step = self.next_step()
         rows, finals = [], []
         subjects = list(kwargs.get("subject") or [None] * len(prompts))
+        sampled = sampled_at(kwargs, step, len(prompts))
         for position, (prompt, completion, env) in enumerate(zip(prompts, completions, environments, strict=True)):
             turns = env.turns
             subject = subjects[position]
             if not turns:
                 parts = RewardParts(reward=env.reward, terms={"gate": 0.0})
-                rows.append(self._row(step, position, prompt, completion, parts, subject, episode_reward=env.reward))
+                rows.append(
+                    self._row(
+                        step,
+                        position,
+                        prompt,
+                        completion,
+                        parts,
+                        subject,
+                        sampled[position],
+                        episode_reward=env.reward,
+                    )
+                )
                 finals.append(rows[-1])
             for number, turn in enumerate(turns, start=1):
                 rows.append(
@@ -124,6 +140,7 @@ class RolloutStore:
                         turn.sketch,
                         turn.parts,
                         subject,
+                        sampled[position],
                         turn=number,
                         observation=turn.observation.text(),
                         episode_reward=env.reward,
@@ -145,6 +162,7 @@ class RolloutStore:
         completion: Any,
         parts: RewardParts,
         subject: str | None = None,
+        sampled_at: int | None = None,
         turn: int | None = None,
         observation: str | None = None,
         episode_reward: float | None = None,
@@ -169,6 +187,7 @@ class RolloutStore:
             "step": step,
             "group": group,
             "index": index,
+            "sampled_at": sampled_at,
             "preset": self.preset,
             "pool_revision": self.pool_revision,
             "prompt": prompt if isinstance(prompt, str) else json.dumps(prompt),
@@ -252,6 +271,12 @@ class RolloutStore:
             for folder in png_root.iterdir():
                 if folder.name.isdigit() and int(folder.name) > after_step:
                     shutil.rmtree(folder)
+
+
+def sampled_at(kwargs: dict[str, Any], step: int, count: int) -> list[int]:
+    """The weights' optimizer steps each rollout began with: handed in by pipelined rollouts, else the step's own
+    (its rows were sampled by the weights of the step before)."""
+    return [int(value) for value in kwargs.get("sampled_at") or [step - 1] * count]
 
 
 def gallery_items(rows: list[dict[str, Any]], gallery_dir: Path, run_dir: Path) -> list[GalleryItem]:

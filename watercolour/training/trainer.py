@@ -26,6 +26,7 @@ from ground.records import rollout_step
 from ground.run_config import RunConfig, TrainingSettings
 from rewards.scoring.composite import CompositeReward, OnScored
 from rewards.scoring.scoring_engine import log_means
+from watercolour.pipeline.rollouts import IMPORTANCE_MODE, PipelinedRollouts, pipelined
 from watercolour.policy.adapter import load_policy
 from watercolour.policy.early_scoring import Prefetches, scoring_during_generation
 from watercolour.policy.generation import (
@@ -117,21 +118,33 @@ class TimedGRPOTrainer(GRPOTrainer):
         """The policy's weights as rollouts decode with them: merged for the rollout, restored bit for bit after."""
         return self.merge_for_rollouts(self.model) if self.merge_for_rollouts is not None else nullcontext()
 
+    # Rollouts pipelined across steps (`watercolour.pipeline.rollouts`); set when `training.pipeline.max_staleness`
+    # is above 0. Their early scoring is their own; `row_stops` (a rehearsal's drawn lengths) ends their rows.
+    pipeline: PipelinedRollouts | None = None
+    row_stops: Callable[[int, int], list[int]] | None = None
+    # The prompts of the batch being generated (TRL's, before its chat template): for the pipeline's early scoring.
+    _batch_prompts: list[Any] | None = None
+
     def _generate(self, prompts: list) -> Any:
         started = time.perf_counter()
         # With tools the first reply is not the completion (the tool loop carries on from it): render it only.
         rows = None if self.tools else self._batch_rows
+        streamed = self.early_scoring and self.pipeline is None
         ahead: Prefetches | None = None
+        self._batch_prompts = prompts
         try:
             with (
                 input_grad_hooks_paused(self.model, paused=not self.generation_config.disable_compile),
                 self.rollout_weights(),
-                scoring_during_generation(self, prompts, rows) if self.early_scoring else nullcontext() as ahead,
+                scoring_during_generation(self, prompts, rows) if streamed else nullcontext() as ahead,
             ):
                 return super()._generate(prompts)
         finally:
             self._record_time("generate", started)
+            if self.pipeline is not None:
+                ahead = self.pipeline.scored_ahead
             self._scored_ahead = (ahead, time.perf_counter()) if ahead is not None else None
+            self._batch_prompts = None
 
     # The last generation's prefetches and when it ended: the reward's wait splits into the paintings still
     # scoring ahead after generation (`time/ahead_tail_s`) and the reward call's own time.
@@ -184,6 +197,8 @@ class TimedGRPOTrainer(GRPOTrainer):
     def _generate_single_turn(
         self, prompt_ids: Any, images: Any, multimodal_fields: Any, *args: Any, **kw: Any
     ) -> Any:
+        if self.pipeline is not None:
+            return self.pipeline.generate(self, [list(ids) for ids in prompt_ids])
         # TRL hands `generate` every output of a VLM's image processor, which for Gemma 3 includes `num_crops`, an
         # input its model does not take (a repaint tool result's picture then fails the generate call).
         inputs = generation_inputs(self.model, multimodal_fields)
@@ -392,6 +407,9 @@ def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
         trackio_static_space_id=False,
         # A repaint episode's tool loop runs once per painting; the reply after the last observation is not acted on.
         max_tool_calling_iterations=config.repaint.turns if config.repaint is not None else None,
+        # TRL's importance correction, read only where pipelined rollouts hand it their sampling log-probabilities
+        # (`watercolour.pipeline.rollouts`): a ratio per token, truncated at TRL's cap (its default, 3).
+        vllm_importance_sampling_mode=IMPORTANCE_MODE,
         **grpo_kwargs(resolve(training)),
     )
 
@@ -500,6 +518,8 @@ def build_trainer(
         trainer.paint_ahead = factory.paint_ahead
     plan = resolve(training)
     prepare_rollouts(trainer, plan)
+    if training.pipeline.max_staleness:
+        trainer.pipeline = pipelined(trainer, training, plan)
     if shape is not None:
         # Random weights never end a completion: rows end at lengths drawn from the recipe's (`rehearsal.lengths`).
         force_lengths(trainer, training.max_completion_length)

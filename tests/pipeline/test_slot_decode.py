@@ -1,0 +1,169 @@
+"""The slot decoder: rows started in the slots earlier rows freed decode exactly as each would alone, keep the
+log-probability the update computes for every token, and the decode step compiles whole."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+from watercolour.pipeline.slot_decode import Decoded, Row, Sampler, SlotDecoder, UnsupportedSampling, decoding
+from watercolour.rehearsal.shapes import build_model, shape_tokenizer
+
+
+SLOTS = 3
+BUDGET = 24
+CACHE = 64
+# More rows than slots, ending at different lengths: every slot is reused, at different times.
+STOPS = (5, 17, 9, 24, 3, 12, 20, 7)
+GREEDY = GenerationConfig(do_sample=True, top_k=1)
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Any:
+    return shape_tokenizer()
+
+
+def policy(kind: str, tokenizer: Any) -> Any:
+    """A random Llama (full attention only), or Qwen3.5 MoE's kinds of layer in miniature (Gated DeltaNet and full
+    attention, routed experts)."""
+    torch.manual_seed(0)
+    if kind == "qwen3.5-moe":
+        return build_model("tiny-qwen3.5-moe", tokenizer, "cpu", torch.float32).eval()
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    return LlamaForCausalLM(config).eval()
+
+
+def prompts(tokenizer: Any) -> list[tuple[int, ...]]:
+    """Prompts of five lengths, so slots hold rows at different positions."""
+    return [tuple(tokenizer(f"paint a peach hibiscus {'wet ' * extra}")["input_ids"]) for extra in range(5)]
+
+
+def decode_all(decoder: SlotDecoder, rows: list[Row], deferred: bool = False) -> dict[Any, Decoded]:
+    """Every row through the decoder, each started in the first free slot as soon as there is one."""
+    queue, done = list(rows), {}
+    with decoding(deferred):
+        while len(done) < len(rows):
+            for slot in decoder.free_slots():
+                if queue and (finished := decoder.start(slot, queue.pop(0))) is not None:
+                    done[finished.key] = finished
+            for finished in decoder.step():
+                done[finished.key] = finished
+        for finished in decoder.drain():
+            done[finished.key] = finished
+    return done
+
+
+def alone_logprobs(model: Any, row: Row, decoded: Decoded, temperature: float) -> Any:
+    """The update's own computation for the row alone (TRL's `_get_per_token_logps_and_entropies`): the logits over
+    the temperature, before top-k and top-p, at each completion token."""
+    sequence = torch.tensor([list(row.prompt_ids) + decoded.token_ids])
+    with torch.no_grad():
+        logits = model(sequence).logits[0, len(row.prompt_ids) - 1 : -1] / temperature
+    return torch.log_softmax(logits, -1).gather(1, torch.tensor(decoded.token_ids)[:, None])[:, 0]
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen3.5-moe"])
+def test_a_row_in_a_reused_slot_decodes_as_it_would_alone(kind: str, tokenizer: Any) -> None:
+    model = policy(kind, tokenizer)
+    eos = tokenizer.eos_token_id
+    decoder = SlotDecoder(model, SLOTS, BUDGET, CACHE, [eos], Sampler(GREEDY))
+    rows = [Row(number, prompts(tokenizer)[number % 5], stop) for number, stop in enumerate(STOPS)]
+    done = decode_all(decoder, rows)
+
+    for row in rows:
+        alone = model.generate(
+            torch.tensor([list(row.prompt_ids)]),
+            do_sample=False,
+            max_new_tokens=row.stop_at - 1,
+            eos_token_id=None,
+            pad_token_id=tokenizer.pad_token_id,
+        )[0, len(row.prompt_ids) :].tolist()
+        # Greedy decoding alone, then the end token where the row was told to stop.
+        assert done[row.key].token_ids == [*alone, eos], f"row {row.key}"
+        # And every token's log-probability as a forward of this row alone gives it: nothing of the slot's earlier
+        # rows (keys, values, Gated DeltaNet states) reached it.
+        assert torch.allclose(torch.tensor(done[row.key].logprobs), alone_logprobs(model, row, done[row.key], 1.0))
+    # Eight rows went through three slots: most slots held several rows, one after another.
+    assert 0.5 < decoder.fill() < 1.0
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen3.5-moe"])
+def test_each_sampled_token_keeps_the_log_probability_the_update_computes(kind: str, tokenizer: Any) -> None:
+    model = policy(kind, tokenizer)
+    # Top-k and top-p change what is drawn, not the log-probability the update computes.
+    sampling = GenerationConfig(do_sample=True, temperature=0.7, top_k=20, top_p=0.9)
+    decoder = SlotDecoder(model, SLOTS, BUDGET, CACHE, [tokenizer.eos_token_id], Sampler(sampling))
+    torch.manual_seed(1)
+    rows = [Row(number, prompts(tokenizer)[number % 5], stop) for number, stop in enumerate(STOPS)]
+    done = decode_all(decoder, rows)
+
+    for row in rows:
+        decoded = done[row.key]
+        expected = alone_logprobs(model, row, decoded, 0.7)
+        assert torch.allclose(torch.tensor(decoded.logprobs), expected, atol=1e-4), f"row {row.key}"
+
+
+def test_a_row_ends_at_its_end_token_or_its_budget(tokenizer: Any) -> None:
+    model = policy("llama", tokenizer)
+    # Greedy decoding of this prompt never writes the end token within the budget: the budget ends the row.
+    prompt = prompts(tokenizer)[0]
+    decoder = SlotDecoder(model, 1, BUDGET, CACHE, [tokenizer.eos_token_id], Sampler(GREEDY))
+    (unbounded,) = decode_all(decoder, [Row("budget", prompt)]).values()
+    assert len(unbounded.token_ids) == BUDGET and tokenizer.eos_token_id not in unbounded.token_ids
+    # Told that the token it writes fourth is an end token, the decoder ends the row where it first writes it.
+    end = unbounded.token_ids[3]
+    decoder = SlotDecoder(model, 1, BUDGET, CACHE, [tokenizer.eos_token_id, end], Sampler(GREEDY))
+    (ended,) = decode_all(decoder, [Row("end token", prompt)]).values()
+    assert ended.token_ids == unbounded.token_ids[: unbounded.token_ids.index(end) + 1]
+
+
+@pytest.mark.slow
+def test_the_decode_step_compiles_whole_over_the_slot_cache(tokenizer: Any) -> None:
+    model = policy("qwen3.5-moe", tokenizer)
+    # fullgraph: a graph break anywhere in the step (the slot cache's writes, the masks, the Gated DeltaNet states)
+    # fails here instead of silently splitting the step a GPU runs as one CUDA graph.
+    compiled = torch.compile(model.__call__, backend="aot_eager", fullgraph=True, dynamic=False)
+    rows = [Row(number, prompts(tokenizer)[number % 5], stop) for number, stop in enumerate(STOPS[:4])]
+    eager = decode_all(SlotDecoder(model, 2, BUDGET, CACHE, [tokenizer.eos_token_id], Sampler(GREEDY)), rows)
+    traced = decode_all(
+        SlotDecoder(model, 2, BUDGET, CACHE, [tokenizer.eos_token_id], Sampler(GREEDY), forward=compiled), rows
+    )
+    assert {key: row.token_ids for key, row in traced.items()} == {key: row.token_ids for key, row in eager.items()}
+
+
+def test_sampling_the_decoder_does_not_apply_is_refused() -> None:
+    with pytest.raises(UnsupportedSampling, match="max_staleness=0"):
+        Sampler(GenerationConfig(do_sample=True, repetition_penalty=1.1))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_the_compiled_decode_step_with_late_reads_decodes_as_the_eager_one(tokenizer: Any) -> None:
+    """On a GPU as a pipelined run decodes: the compiled step (CUDA graphs), written-only attention, the host reading
+    which rows ended one step late."""
+    from transformers import CompileConfig
+
+    from watercolour.policy.attention import KV_BLOCK, use_packed_gqa
+
+    model = build_model("tiny-qwen3.5-moe", tokenizer, "cuda", torch.float32).eval()
+    use_packed_gqa(model, written_only=True)
+    compiled = model.get_compiled_call(CompileConfig(fullgraph=False, dynamic=False, mode="reduce-overhead"))
+    rows = [Row(number, prompts(tokenizer)[number % 5], stop) for number, stop in enumerate(STOPS)]
+    eager = decode_all(SlotDecoder(model, SLOTS, BUDGET, KV_BLOCK, [tokenizer.eos_token_id], Sampler(GREEDY)), rows)
+    fast = SlotDecoder(
+        model, SLOTS, BUDGET, KV_BLOCK, [tokenizer.eos_token_id], Sampler(GREEDY), forward=compiled, late_reads=True
+    )
+    done = decode_all(fast, rows, deferred=True)
+    assert {key: row.token_ids for key, row in done.items()} == {key: row.token_ids for key, row in eager.items()}
