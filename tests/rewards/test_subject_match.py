@@ -76,15 +76,13 @@ def test_the_calibration_holds_every_wash_of_the_palette_table_and_a_new_one_nam
 
 def test_a_grey_flower_with_a_few_warm_specks_is_not_a_peach_one():
     """Run on the GPU (docs/learning.md): grey flowers with a few peach specks read as peach, because only the
-    specks were saturated enough to have a hue. The petals must be mostly coloured paint to match a hue."""
+    specks were saturated enough to have a hue. Every pixel is named now, the grey ones as none of the colour words."""
     peach = PALETTES["peach"][1]
     rgb = tuple(int(peach[i : i + 2], 16) for i in (1, 3, 5))
     grey = (150, 150, 156)
     specked = subject_match(flower_png(grey, speck=rgb), "a peach hibiscus")
     assert not specked.on_subject, specked
     assert subject_match(flower_png(rgb), "a peach hibiscus").on_subject
-    # The same grey flower is what a white one is painted as.
-    assert subject_match(flower_png(grey, speck=rgb), "a white hibiscus with a crimson eye").petals > 0.5
 
 
 @pytest.mark.browser
