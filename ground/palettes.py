@@ -1,8 +1,8 @@
-"""The subjects' flowers: each species' build and each colour word's washes.
+"""The subjects' flowers: each species' build and each colour word's washes, in hex and in CSS names.
 
 The procedural painter (`watercolour.policy.procedural`) paints with them and the offline stand-ins
-(`rewards.subject_match`) read a painting against them, so a scorer and the sketches it is taught on agree on what
-"a peach hibiscus" looks like.
+(`rewards.colour_words`) name a painted colour by how these washes look on paper, so a scorer and the sketches it is
+taught on agree on what "a peach hibiscus" looks like.
 """
 
 from __future__ import annotations
@@ -36,19 +36,53 @@ SPECIES: dict[str, Species] = {
 # Washes from pale to deep (first glaze to last), then the heart colour; `_shade` varies them per seed. White
 # flowers are painted as their cool shadows: pure white on cream paper leaves no visible paint.
 PALETTES: dict[str, tuple[str, str, str, str]] = {
-    "peach": ("#f9c9a8", "#f4a582", "#e07a5f", "#a3203c"),
-    "coral": ("#f8a98f", "#f2765f", "#d9503f", "#8e1f2b"),
+    "peach": ("#f9c9a8", "#f4a582", "#e88d63", "#a3203c"),
+    "coral": ("#f78f86", "#f2765f", "#d9503f", "#8e1f2b"),
     "magenta": ("#f0a6cf", "#de5ba7", "#b8267e", "#6e1447"),
-    "yellow": ("#fbe38a", "#f6c945", "#e5a31c", "#b8401f"),
-    "golden": ("#f9d77e", "#f2b632", "#d98e12", "#6b4226"),
-    "pink": ("#f7c1cf", "#ef93ad", "#d9607f", "#e8b44c"),
-    "red": ("#f58b7a", "#e2483d", "#b8231f", "#2b1a22"),
+    "yellow": ("#fcef9c", "#fbe04a", "#f2cc1c", "#b8401f"),
+    "golden": ("#f5d27e", "#e0a82c", "#bf8a12", "#6b4226"),
+    "pink": ("#f7c1cf", "#f0a3bb", "#e07d9c", "#e8b44c"),
+    "red": ("#e35660", "#d6312f", "#a91d1d", "#2b1a22"),
     "blue": ("#b9cdf0", "#8aa8e6", "#5b78cf", "#f1e7a6"),
-    "white": ("#e3dbe6", "#d1c9dc", "#b9b2cc", "#e6c65a"),
+    "white": ("#dcd5e2", "#c3bcd3", "#a49dbc", "#e6c65a"),
     "orange": ("#fbc078", "#f69a3a", "#e0701c", "#8a3a12"),
     "purple": ("#c9b0e0", "#9f7cc9", "#6f4aa6", "#241a3a"),
-    "crimson": ("#f08a93", "#d94a5c", "#a9213a", "#3d0f1c"),
+    "crimson": ("#e85a74", "#dc2f4f", "#b0183a", "#3d0f1c"),
 }
+
+
+# The compact style paints a white flower in this one grey violet: one pale wash covers too little paper to show.
+WHITE_SHADOW = "#7d77a8"
+
+# The "named" style's washes per colour word: a mid and a deep petal wash and the heart, as CSS names. A name is one
+# choice of a few whole tokens, where six hex digits let a policy write a colour half right or half written
+# (docs/experiments/2026-12-01-subject-demo-on-cpu.md). White's shadow is a neutral grey: a grey-blue read as a pale
+# blue flower.
+NAMED_WASHES: dict[str, tuple[str, str, str]] = {
+    "peach": ("lightsalmon", "darksalmon", "crimson"),
+    "coral": ("tomato", "tomato", "maroon"),
+    "magenta": ("hotpink", "mediumvioletred", "purple"),
+    "yellow": ("gold", "yellow", "sienna"),
+    "golden": ("goldenrod", "darkgoldenrod", "saddlebrown"),
+    "pink": ("lightpink", "palevioletred", "gold"),
+    "red": ("firebrick", "brown", "maroon"),
+    "blue": ("cornflowerblue", "royalblue", "khaki"),
+    "white": ("darkgray", "gray", "gold"),
+    "orange": ("sandybrown", "chocolate", "saddlebrown"),
+    "purple": ("mediumpurple", "rebeccapurple", "indigo"),
+    "crimson": ("crimson", "indianred", "maroon"),
+}
+
+
+def petal_washes(word: str) -> tuple[str, ...]:
+    """Every colour the warm start paints the petals of `word` with: its hex washes, its CSS names, and for white the
+    compact style's shadow."""
+    return (*PALETTES[word][:3], *NAMED_WASHES[word][:2], *((WHITE_SHADOW,) if word == "white" else ()))
+
+
+def heart_washes(word: str) -> tuple[str, ...]:
+    """The colours of the heart `word`'s palette paints when the subject names no heart colour."""
+    return PALETTES[word][3], NAMED_WASHES[word][2]
 
 
 def species_of(subject: str) -> str:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ground.records import AestheticScore, TermScore
 from ground.settings import RewardSettings
+from rewards.colour_words import reading_id
 from rewards.http import BoundClient, MalformedReply, post_json
 from rewards.offline_aesthetic import ImageStatsScorer
 from rewards.term import Admitted, RewardTerm
@@ -167,10 +168,11 @@ def check_scorer(settings: AestheticSettings, weight: float) -> None:
 
 
 def aesthetic_context(scorer: Any, rollout: Admitted, batch: Any) -> str:
-    """The offline stand-in's score depends on the painting's subject, so its cache key does too (its backend id
-    is unchanged: without a subject it scores as it always did, and keys with one cannot meet keys without)."""
+    """The offline stand-in's score depends on the painting's subject and the colour reading's calibration, so its
+    cache key does too (its backend id is unchanged: without a subject it scores as it always did, and keys with one
+    cannot meet keys without)."""
     reads = rollout.subject is not None and scorer.backend_id.startswith("offline")
-    return f"subject={rollout.subject}" if reads else ""
+    return f"subject={rollout.subject};{reading_id()}" if reads else ""
 
 
 TERM = RewardTerm(

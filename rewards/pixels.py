@@ -21,9 +21,10 @@ ANALYSIS_SIZE = 160
 
 @dataclass(frozen=True)
 class Pixels:
-    """A picture shrunk to ANALYSIS_SIZE: its pixels, which are paint, and their HSV."""
+    """A picture shrunk to ANALYSIS_SIZE: its pixels, its paper, which pixels are paint, and their HSV."""
 
     rgb: np.ndarray
+    paper: np.ndarray  # the paper's sRGB colour (`renderers.coverage.paper_colour`)
     paint: np.ndarray
     hue: np.ndarray  # 0..1
     saturation: np.ndarray
@@ -34,10 +35,11 @@ def analyse(png: bytes) -> Pixels:
     canvas = Image.open(io.BytesIO(png)).convert("RGB")  # opaque: the renderer put it on its paper (renderers.paper)
     canvas.thumbnail((ANALYSIS_SIZE, ANALYSIS_SIZE), Image.Resampling.BOX)
     rgb = np.asarray(canvas, dtype=np.float64)
-    paint = np.abs(rgb - paper_colour(rgb.astype(np.uint8))).max(axis=-1) > PAINT_THRESHOLD
+    paper = paper_colour(rgb.astype(np.uint8))
+    paint = np.abs(rgb - paper).max(axis=-1) > PAINT_THRESHOLD
     top, bottom = rgb.max(axis=-1), rgb.min(axis=-1)
     saturation = np.where(top > 0, (top - bottom) / np.maximum(top, 1e-9), 0.0)
-    return Pixels(rgb, paint, _hue(rgb, top, bottom), saturation)
+    return Pixels(rgb, paper, paint, _hue(rgb, top, bottom), saturation)
 
 
 def _hue(rgb: np.ndarray, top: np.ndarray, bottom: np.ndarray) -> np.ndarray:

@@ -3,52 +3,48 @@
 A subject names a flower and up to two colour words ("a white hibiscus with a crimson eye"). `subject_colours` reads it
 as the warm start's generator does (`watercolour.policy.procedural`): the first colour word colours the petals, a
 second one the heart; a subject with no colour word takes its flower's own colour (a sunflower is golden, a camellia
-white), and an unnamed heart is the petal palette's heart wash. The palette of each colour word is
-`procedural.PALETTES`, the washes the warm start paints with, so a scorer and the sketches it is taught on cannot
-disagree about what "peach" is. A word's target hue is the circular mean hue of its three washes (docs/learning.md has
-the table); "white" has no hue and is matched by low saturation, as a white flower is painted as its cool, nearly grey
-shadows.
+white), and an unnamed heart is the petal palette's heart wash.
 
-`subject_match` measures, over the painted pixels, the saturation-weighted share whose hue lies near the target
-(full credit within HUE_FULL degrees, none beyond HUE_NONE) for the petals, and the same over the paint around the
-painting's centre for the heart; the match is PETAL_SHARE of the first plus the rest of the second. Hue survives
-thinning a wash with paper, which lightness and saturation do not. Its limit: warm neighbours less than ~15
-degrees apart (peach, coral, red, orange) read as one family; blue against yellow, magenta against peach are
-told apart cleanly.
+`match_pixels` names each painted pixel by its nearest colour word in CIEDE2000 (`rewards.colour_words`: each word's
+washes as the renderer lays them on paper, pale to deep), so a pale peach wash is still peach and a rose wash is not.
+The petal match is the share of the petal paint (the paint outside twice the heart's radius) named the subject's petal
+word, each pixel weighted by how far it lies from the paper (a barely tinted pixel is near every word's palest
+paint); the heart match is the share of the paint around the painting's centre within reach of the heart's washes.
+The match is PETAL_SHARE of the first plus the rest of the second, and a painting is on subject when most of its petal
+paint is the subject's word. docs/learning.md has the table of what it tells apart.
 """
 
 from __future__ import annotations
 
-import colorsys
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
 from ground.palettes import PALETTES, SPECIES, species_of
+from rewards.colour_difference import ciede2000, srgb_to_lab
+from rewards.colour_words import FAR, WORDS, colour_names, word_gap
 from rewards.pixels import Pixels, analyse
 
 
-HUE_FULL = 12.0
-HUE_NONE = 36.0
-# White: painted pixels at or under this saturation count fully, none at or above WHITE_NONE. Measured on renders:
-# a white flower's shadow wash has median saturation 0.03 (90% under 0.14), a red wash 0.22 (90% over 0.15).
-WHITE_FULL = 0.06
-WHITE_NONE = 0.16
-# A hued subject's petals must be mostly coloured paint: the hue share is scaled by the share of the petal paint
-# over the saturation floor, from none at COLOURED_NONE to full at COLOURED_FULL. Measured on renders of every
-# subject's sketch: white flowers 0.00-0.03, the palest hued petals (pale blue) 0.16, most 0.5-1.0. Without it, a
-# grey flower with a few warm specks read as peach: only the specks were over the floor (docs/learning.md).
-COLOURED_NONE = 0.05
-COLOURED_FULL = 0.12
+# A pixel's weight ramps with its CIEDE2000 from the paper, from none at DEPTH_NONE to full at DEPTH_FULL. A pixel
+# counts as paint from about 4 (16 levels in one channel); the washes' curves of neighbouring words lie within 2-3 of
+# each other below 6 and part above it.
+DEPTH_NONE = 3.0
+DEPTH_FULL = 10.0
+# The heart's paint counts fully within HEART_NEAR of its washes' curves, not at all beyond HEART_FAR.
+HEART_NEAR = 4.0
+HEART_FAR = 10.0
 # The heart: paint within this share of the canvas side from the paint's centroid.
 HEART_RADIUS = 0.07
 PETAL_SHARE = 0.75
-# A painting is on subject when most of its coloured paint has the petals' colour.
+# A painting is on subject when most of its petal paint is named the subject's petal word.
 ON_SUBJECT = 0.5
+# Two words whose paint lies this far apart (`colour_words.word_gap`) are off each other's colour: a warm start's
+# neighbours. Measured gaps: peach is 3.5 from coral and 7.6 from orange, 9.6 from red, 12.6 from white, 16.3 from
+# magenta and yellow; yellow is 3.6 from golden.
+OFF_GAP = 8.0
 
 
 @dataclass(frozen=True)
@@ -75,51 +71,33 @@ def re_word(word: str, text: str) -> bool:
     return re.search(rf"\b{re.escape(word)}\b", text) is not None
 
 
-def _hue_degrees(colour: str) -> tuple[float, float]:
-    r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
-    hue, saturation, _ = colorsys.rgb_to_hsv(r, g, b)
-    return hue * 360.0, saturation
+def _weights(pixels: Pixels, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sRGB colours of the paint under `mask` and each one's weight by its distance from the paper."""
+    rgb = pixels.rgb[mask & pixels.paint]
+    depth = ciede2000(srgb_to_lab(rgb), srgb_to_lab(pixels.paper))
+    return rgb, np.clip((depth - DEPTH_NONE) / (DEPTH_FULL - DEPTH_NONE), 0.0, 1.0)
 
 
-def _circular_mean(degrees: list[float]) -> float:
-    x = sum(math.cos(math.radians(d)) for d in degrees)
-    y = sum(math.sin(math.radians(d)) for d in degrees)
-    return math.degrees(math.atan2(y, x)) % 360.0
-
-
-@cache
-def target_hue(word: str) -> float | None:
-    """The hue (degrees) the petals of colour `word` are matched against; None for white (matched by saturation)."""
-    if word == "white":
-        return None
-    return _circular_mean([_hue_degrees(colour)[0] for colour in PALETTES[word][:3]])
-
-
-@cache
-def heart_hue(colours: SubjectColours) -> float | None:
-    """The heart's target hue: the named heart colour's deep wash, else the petal palette's heart wash."""
-    if colours.heart is not None:
-        return target_hue(colours.heart)
-    hue, saturation = _hue_degrees(PALETTES[colours.petals][3])
-    return hue if saturation > 0.3 else None
-
-
-def _colour_share(pixels: Pixels, mask: np.ndarray, hue: float | None) -> float:
-    """Saturation-weighted share of the paint under `mask` whose colour is `hue` (None: white)."""
-    painted = mask & pixels.paint
-    if not painted.any():
+def _petal_share(pixels: Pixels, mask: np.ndarray, word: str) -> float:
+    """The weighted share of the paint under `mask` whose nearest colour word is `word`."""
+    rgb, weights = _weights(pixels, mask)
+    if weights.sum() == 0:
         return 0.0
-    saturation = pixels.saturation[painted]
-    if hue is None:
-        return float(np.clip((WHITE_NONE - saturation) / (WHITE_NONE - WHITE_FULL), 0.0, 1.0).mean())
-    coloured = saturation > 0.15
-    if not coloured.any():
+    distances = colour_names().distances(rgb)[:, : len(WORDS)]
+    named = (distances.argmin(axis=1) == WORDS.index(word)) & (distances.min(axis=1) <= FAR)
+    return float((weights * named).sum() / weights.sum())
+
+
+def _heart_share(pixels: Pixels, mask: np.ndarray, colours: SubjectColours) -> float:
+    """The weighted share of the paint under `mask` within reach of the heart's washes: the named heart word's, else
+    the petal palette's heart wash."""
+    rgb, weights = _weights(pixels, mask)
+    if weights.sum() == 0:
         return 0.0
-    distance = np.abs((pixels.hue[painted][coloured] * 360.0 - hue + 180.0) % 360.0 - 180.0)
-    credit = np.clip((HUE_NONE - distance) / (HUE_NONE - HUE_FULL), 0.0, 1.0)
-    weights = saturation[coloured]
-    enough = np.clip((coloured.mean() - COLOURED_NONE) / (COLOURED_FULL - COLOURED_NONE), 0.0, 1.0)
-    return float(enough * (credit * weights).sum() / weights.sum())
+    column = WORDS.index(colours.heart) if colours.heart else len(WORDS) + WORDS.index(colours.petals)
+    distance = colour_names().distances(rgb)[:, column]
+    credit = np.clip((HEART_FAR - distance) / (HEART_FAR - HEART_NEAR), 0.0, 1.0)
+    return float((weights * credit).sum() / weights.sum())
 
 
 @dataclass(frozen=True)
@@ -145,11 +123,10 @@ def match_pixels(pixels: Pixels, subject: str) -> SubjectMatch:
     distance = np.hypot(yy - ys.mean(), xx - xs.mean())
     centre = distance <= HEART_RADIUS * max(h, w)
     # The petals are the paint outside twice the heart's radius (its bleed, and a centroid that faint washes pull
-    # off the heart). Counted over all the paint, a grey (white) flower's washes fall
-    # under the saturation floor and its saturated heart alone decided: a white hibiscus with a red eye read as
-    # a peach one (docs/experiments/2026-12-01-colour-blind-warm-start.md).
-    petals = _colour_share(pixels, distance > 2 * HEART_RADIUS * max(h, w), target_hue(colours.petals))
-    heart = _colour_share(pixels, centre, heart_hue(colours))
+    # off the heart): counted over all the paint, a white hibiscus with a red eye read as a peach one
+    # (docs/experiments/2026-12-01-colour-blind-warm-start.md).
+    petals = _petal_share(pixels, distance > 2 * HEART_RADIUS * max(h, w), colours.petals)
+    heart = _heart_share(pixels, centre, colours)
     return SubjectMatch(petals, heart, PETAL_SHARE * petals + (1.0 - PETAL_SHARE) * heart)
 
 
@@ -159,11 +136,8 @@ def subject_match(png: bytes, subject: str) -> SubjectMatch:
 
 
 def off_colour(subject: str, other: str) -> bool:
-    """Whether `other`'s petals would read as off `subject`'s colour (white against a hue, or hues apart)."""
-    mine, theirs = target_hue(subject_colours(subject).petals), target_hue(subject_colours(other).petals)
-    if mine is None or theirs is None:
-        return (mine is None) != (theirs is None)
-    return abs((mine - theirs + 180.0) % 360.0 - 180.0) >= HUE_NONE - HUE_FULL
+    """Whether `other`'s petals read as off `subject`'s colour: their words' curves lie apart (`word_gap`)."""
+    return word_gap(subject_colours(subject).petals, subject_colours(other).petals) >= OFF_GAP
 
 
 def neighbours(subject: str, subjects: Sequence[str], count: int = 3) -> list[str]:

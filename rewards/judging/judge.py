@@ -16,6 +16,7 @@ from typing import Any
 
 from ground.records import TermScore
 from ground.settings import RewardSettings
+from rewards.colour_words import reading_id
 from rewards.errors import ServiceUnavailable
 from rewards.judging.curriculum import CurriculumJudge
 from rewards.judging.group_judging import GroupJudge
@@ -57,7 +58,7 @@ def judge_context(judge: Any, rollout: Admitted, batch: Sequence[Admitted]) -> s
     if not isinstance(judge, GroupJudge):
         # The offline stand-in reads the subject (`rewards.judging.offline_judge`); the VLM's answer ignores it.
         reads = rollout.subject is not None and judge.backend_id.startswith("offline")
-        subject = f";subject={rollout.subject}" if reads else ""
+        subject = f";subject={rollout.subject};{reading_id()}" if reads else ""
         return f"group_seed={rollout.group_seed}{subject}"
     mates = sorted(other.sketch_hash for other in batch if other.group_seed == rollout.group_seed)
     return f"group_seed={rollout.group_seed};group={hashlib.sha256(' '.join(mates).encode()).hexdigest()[:16]}"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from string import Template
 from typing import Literal
 
-from ground.palettes import PALETTES, SPECIES, species_of
+from ground.palettes import NAMED_WASHES, PALETTES, SPECIES, WHITE_SHADOW, species_of
 from ground.prompt import SUBJECTS
 
 
@@ -289,26 +289,6 @@ COMPACT_REACH = (120, 250)
 COMPACT_REACH_LIMIT = 280
 
 
-# The "named" style is the compact sketch with CSS colour names instead of hex: a petal wash (mid, deep) and the
-# heart per colour word, each name within 10 degrees of the word's target hue (`rewards.subject_match`; white's
-# shadow is a neutral grey: a grey-blue read as a pale blue flower). A name is one choice of a few whole tokens,
-# where six hex digits let a policy write a colour half right or half written (docs/experiments/2026-12-01-subject-demo-on-cpu.md).
-NAMED_WASHES: dict[str, tuple[str, str, str]] = {
-    "peach": ("lightsalmon", "darksalmon", "crimson"),
-    "coral": ("coral", "tomato", "maroon"),
-    "magenta": ("hotpink", "mediumvioletred", "purple"),
-    "yellow": ("gold", "goldenrod", "sienna"),
-    "golden": ("goldenrod", "darkgoldenrod", "saddlebrown"),
-    "pink": ("lightpink", "palevioletred", "gold"),
-    "red": ("red", "firebrick", "maroon"),
-    "blue": ("cornflowerblue", "royalblue", "khaki"),
-    "white": ("darkgray", "gray", "gold"),
-    "orange": ("orange", "darkorange", "saddlebrown"),
-    "purple": ("mediumpurple", "rebeccapurple", "indigo"),
-    "crimson": ("crimson", "indianred", "maroon"),
-}
-
-
 def compact_sketch(
     seed: int, subject: str | None = None, named_colours: bool = False, grow: int = 0, deep: bool = False
 ) -> str:
@@ -330,7 +310,7 @@ def compact_sketch(
     # are what warm-started samples got wrong most (a petal wash the colour of the paper, a five-digit hex). The
     # petals take the mid or the deep wash, a choice the scorers can tell apart. One wash must carry the flower:
     # white petals get a deeper cool shadow than the full style's glazes.
-    colour = "#7d77a8" if name == "white" else rng.choice(palette[1:3])
+    colour = WHITE_SHADOW if name == "white" else rng.choice(palette[1:3])
     if deep and name != "white":
         colour = palette[2]
     # A second colour word colours the heart ("a white hibiscus with a crimson eye"), as in the full style.
