@@ -29,7 +29,8 @@ Declarations = dict[int, set[str]]
 
 
 # JavaScript lets an identifier spell any letter as an escape: `\u0065val` is `eval`, `f\u{65}tch` is `fetch`.
-_ESCAPE = re.compile(r"\\u\{([0-9a-fA-F]{1,6})\}|\\u([0-9a-fA-F]{4})")
+# Leading zeros are allowed inside the braces (`\u{0000000065}` is `e` to V8).
+_ESCAPE = re.compile(r"\\u\{0*([0-9a-fA-F]{1,6})\}|\\u([0-9a-fA-F]{4})")
 
 
 def node_text(node: Node | None) -> str:
@@ -147,7 +148,7 @@ class ScopeWalk:
 
 
 _STRING_ESCAPE = re.compile(
-    r"\\(?:x([0-9a-fA-F]{2})|u\{([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|([0-7]{1,3})|(.))", re.S
+    r"\\(?:x([0-9a-fA-F]{2})|u\{0*([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|([0-7]{1,3})|(.))", re.S
 )
 
 
