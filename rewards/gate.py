@@ -106,7 +106,17 @@ async def gate(
 ) -> GateVerdict:
     """Static checks, then one render of what passed them; the render rides on the verdict for scoring."""
     settings = settings or GateSettings()
-    verdict = static_check(completion, settings)
+    return await rendered(await checked(completion, settings), renderer, seed, settings)
+
+
+async def checked(completion: str, settings: GateSettings) -> GateVerdict:
+    """`static_check` in a worker thread: the check is linear, but a sketch at a raised length limit takes up to a
+    second to read (docs/rendering.md), and the loop that awaits it also drives every other render and score."""
+    return await asyncio.to_thread(static_check, completion, settings)
+
+
+async def rendered(verdict: GateVerdict, renderer: Renderer, seed: int, settings: GateSettings) -> GateVerdict:
+    """The verdict of the static checks after one render of what passed them; a refusal comes back as it was."""
     if not verdict.passed or verdict.sketch is None:
         return verdict
     try:
