@@ -25,7 +25,7 @@ from ground.records import RenderResult
 from renderers.assets import LIBRARIES, library
 from renderers.isolation import offline_launch
 from renderers.page import PageCrashed, Slot
-from renderers.watch import scrubbed
+from renderers.watch import kept, scrubbed
 
 
 # Debian's chromium (`make setup`); WATERCOLOUR_CHROMIUM points elsewhere (the GPU box's bundled launcher).
@@ -223,7 +223,7 @@ class BrowserPool:
 
 def _failure(slot: Slot, seed: int, started: float, **update) -> RenderResult:
     """A render that ended without an outcome, with the attempts the slot saw until then."""
-    blocked = slot.blocked + (slot.watch.attempts if slot.watch else [])
+    blocked = kept(slot.blocked + (slot.watch.attempts if slot.watch else []))
     return RenderResult(ok=False, seed=seed, blocked_requests=blocked, render_ms=_ms(started), **update)
 
 

@@ -25,7 +25,7 @@ from ground.records import RenderResult
 from renderers import harness
 from renderers.coverage import paint_coverage
 from renderers.paper import on_paper
-from renderers.watch import RenderWatch, scrubbed
+from renderers.watch import RenderWatch, kept
 
 
 # After an uncaught error, how long the finish mark may still come: the old in-page probe's 50 ms, which
@@ -72,8 +72,8 @@ class Outcome:
             seed=seed,
             coverage=paint_coverage(png) if png else None,
             finished=self.reason in ("setup", "draw"),
-            errors=self.errors,
-            blocked_requests=self.blocked,
+            errors=kept(self.errors),
+            blocked_requests=kept(self.blocked),
             render_ms=render_ms,
             draw_ms=self.draw_ms,
             fault=self.fault,
@@ -163,7 +163,7 @@ class Slot:
     def _block(self, url: str) -> None:
         """Record a refused request; past the watcher's cap the render is a flood."""
         if len(self.blocked) < MAX_BLOCKED:
-            self.blocked.append(scrubbed(url, 200))
+            self.blocked.append(self.watch.scrub(url, 200))
         else:
             self.watch.flood(f"more than {MAX_BLOCKED} network requests")
 
@@ -236,9 +236,9 @@ class Slot:
             outcome.width, outcome.height = state["w"], state["h"]
             self.watch.note_refused(state["policy"])
             hints = list(state["hints"]) + await self._until(self.watch.child_reports())
-            outcome.blocked = [scrubbed(str(hint), 200) for hint in hints]
+            outcome.blocked = [self.watch.scrub(str(hint), 200) for hint in hints]
             if state["refused"]:
-                outcome.fault, outcome.fault_detail = (scrubbed(str(part)) for part in state["refused"])
+                outcome.fault, outcome.fault_detail = (self.watch.scrub(str(part)) for part in state["refused"])
             elif state["oversize"]:
                 outcome.fault = "oversize"
                 outcome.fault_detail = f"the canvas is {state['w']}x{state['h']}; the limit is {size}x{size}"
@@ -257,7 +257,8 @@ class Slot:
         except (PlaywrightError, RuntimeError, ValueError, binascii.Error, KeyError, TypeError, IndexError) as error:
             if self.crashed or not self.browser.is_connected():
                 raise
-            outcome.png, outcome.fault, outcome.fault_detail = None, "readback", scrubbed(f"readback failed: {error}")
+            outcome.png, outcome.fault = None, "readback"
+            outcome.fault_detail = self.watch.scrub(f"readback failed: {error}")
 
     async def close(self) -> None:
         await self.context.close()

@@ -52,6 +52,7 @@ from ground.records import GateVerdict, RenderResult, sketch_hash
 from ground.settings import GateSettings
 from ground.sketch import candidate_source, inventory
 from renderers import RendererUnavailable
+from renderers.watch import cut, json_bytes
 from rewards.picture_rules import TextReaderMissing, dark_ground, painted_text
 
 
@@ -180,19 +181,36 @@ def runtime_violations(render: RenderResult, coverage_floor: float) -> dict[str,
     return capped(details)
 
 
-# Reasons kept per violation code. A sketch with 3,000 refused names, or a render with thousands of attempts, made
-# one verdict line megabytes long (30 MB measured); the count of the rest is enough to act on. A reason is at most
-# MAX_REASON_CHARS long: a refused name can be a 20,000-character identifier.
+# A verdict, serialised as the CLI's JSON line or the store's record (its sketch and picture aside), is at most
+# VERDICT_BYTES, whatever the characters: counted as JSON escaped to ASCII, where an astral character is 12 bytes
+# (20 reasons of 500 astral characters made 115 kB and 239 kB lines from a 1 kB sketch). Its details keep to
+# DETAILS_BYTES, the render's own texts to renderers.watch.MAX_RESULT_BYTES, and the rest (codes, counts, numbers
+# and the lines that say what was cut) fits in what is left. Reasons kept per code: MAX_REASONS (a sketch with 3,000
+# refused names made a 30 MB line), each at most MAX_REASON_BYTES (a refused name can be a 20,000-character
+# identifier); the count of the rest is enough to act on.
+VERDICT_BYTES = 16_384
+DETAILS_BYTES = 5_120
 MAX_REASONS = 20
-MAX_REASON_CHARS = 500
+MAX_REASON_BYTES = 500
 
 
 def capped(details: dict[str, list[str]]) -> dict[str, list[str]]:
-    """The codes that have reasons, each with at most MAX_REASONS of them plus a line counting the rest."""
-    out = {}
+    """The codes that have reasons, each with the reasons that fit (at most MAX_REASONS, DETAILS_BYTES in all) and a
+    line counting the rest, which says when the verdict's size cut them."""
+    out, spent = {}, 0
     for code, reasons in details.items():
-        if reasons:
-            rest = len(reasons) - MAX_REASONS
-            kept = [reason[:MAX_REASON_CHARS] for reason in reasons[:MAX_REASONS]]
-            out[code] = kept + ([f"... and {rest} more"] if rest > 0 else [])
+        if not reasons:
+            continue
+        kept = []
+        for reason in reasons[:MAX_REASONS]:
+            reason = cut(reason, MAX_REASON_BYTES)
+            spent += json_bytes(reason) + 4  # quotes, a comma and a space
+            if spent > DETAILS_BYTES:
+                break
+            kept.append(reason)
+        rest = len(reasons) - len(kept)
+        if rest:
+            cut_short = len(kept) < min(len(reasons), MAX_REASONS)
+            kept.append(f"... and {rest} more" + (", cut to keep the verdict under 16 kB" if cut_short else ""))
+        out[code] = kept
     return out
