@@ -1,9 +1,11 @@
 """What a render's frame did, heard from outside its realm: DevTools protocol events on the slot's page.
 
-Errors, navigations and WebRTC attempts come from the protocol, not from an in-page collector, so a sketch
-that replaces `console.error`, `window.onerror` or any harness object changes nothing here. Events are kept
-only for the render's own frame and the frames it creates, so a late event of the previous render (its frame
-is removed before the next is mounted) is not blamed on the next sketch.
+Errors, console errors and WebRTC attempts arrive as the reports of the harness's tripwire (renderers/harness.py),
+which runs before any script of the frame, bounds each channel in count and bytes inside the page and cancels the
+originals, so nothing unbounded crosses DevTools; navigations and contexts are the protocol's own events. The sketch
+reaches none of it: replacing `console.error`, `window.onerror` or any harness object changes nothing here. Events
+are kept only for the render's own frame and the frames it creates, so a late event of the previous render (its
+frame is removed before the next is mounted) is not blamed on the next sketch. Every text leaves as `scrubbed`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ MAX_TEXT = 500
 # A render's errors and its blocked requests together stay under this, so its whole verdict stays under 16 kB
 # (rewards.gate.VERDICT_BYTES); the rest is counted in a last line.
 MAX_RESULT_BYTES = 6_144
+# The tripwire's reports of what the page threw or logged, by kind, as the verdict names them.
+REPORTS = {"uncaught": "uncaught", "rejection": "unhandled rejection", "console": "console"}
 # Child frames whose link hints are read: a sketch that floods frames should not buy itself protocol calls.
 MAX_CHILD_FRAMES = 8
 CUT = " [cut]"
@@ -241,12 +245,14 @@ class RenderWatch:
         self.trouble.set()
 
     def _on_exception(self, event: dict) -> None:
+        """An exception the tripwire did not cancel (it cancels every one it hears)."""
         details = event["exceptionDetails"]
         if self._mine(details.get("executionContextId")):
             self._error(_describe(details))
             self.trouble.set()  # p5 stops at an uncaught error: the finish mark may never come
 
     def _on_console(self, event: dict) -> None:
+        """A console message of the original console (the tripwire replaces it before any script runs)."""
         if event["type"] in ("error", "assert") and self._mine(event.get("executionContextId")):
             self._error(_console_text(event))
 
@@ -262,5 +268,9 @@ class RenderWatch:
         kind, _, payload = event["payload"].partition(" ")
         if kind == "flood":
             self.flood(payload)
-        else:
+        elif kind == "attempt":
             self.attempt(payload)
+        else:
+            self._error(f"{REPORTS[kind]}: {payload}")
+            if kind != "console":
+                self.trouble.set()  # p5 stops at an uncaught error: the finish mark may never come
