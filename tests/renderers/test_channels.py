@@ -104,6 +104,7 @@ async def test_every_channel_fixture_gets_its_verdict_beside_a_good_sketch_and_n
     pool, crossings = watched
     honest = (await pool.render(HONEST)).png
     good = await pool.render(flower_sketch, seed=3)
+    generation = pool._driver.generation
     wrong, neighbours, sizes = {}, {}, {}
     for path in PATHS:
         render, beside = await asyncio.gather(pool.render(path.read_text()), pool.render(flower_sketch, seed=3))
@@ -119,6 +120,7 @@ async def test_every_channel_fixture_gets_its_verdict_beside_a_good_sketch_and_n
     assert neighbours == {}
     assert max(sizes.values()) <= VERDICT_BYTES, sizes
     assert crossings.within_budget() == []
+    assert pool._driver.generation == generation and not pool._driver.lost.is_set()  # the driver never died
     assert "Traceback" not in "".join(capfd.readouterr())
 
 
