@@ -179,12 +179,13 @@ class Slot:
 
     async def _answer(self, reply) -> None:
         """Send the router's reply; a frame or context closed meanwhile (a retired slot) needs none, and Playwright
-        would otherwise print a traceback per request: a request flood printed 8,228 of them."""
+        would otherwise print a traceback per request: a request flood printed 8,228 of them. A reply through a dead
+        driver never settles: it is given up when the driver, browser or page dies, not left pending forever."""
         from playwright.async_api import Error as PlaywrightError
 
         try:
-            await reply
-        except PlaywrightError:
+            await self._until(reply)
+        except (PlaywrightError, RendererLost):
             pass
 
     def _block(self, url: str) -> None:
