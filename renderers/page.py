@@ -18,6 +18,7 @@ import binascii
 import json
 import struct
 import uuid
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,6 +159,8 @@ class Slot:
             if not task.done():
                 task.cancel()
         if self.lost():
+            if task.done() and not task.cancelled():
+                task.exception()  # failed with the death, which is what the caller hears: not an unread error
             raise RendererLost(self.lost())
         return task.result()
 
@@ -177,16 +180,24 @@ class Slot:
             return
         await self._answer(route.fulfill(status=200, body=body, content_type=content_type, headers=headers))
 
-    async def _answer(self, reply) -> None:
+    async def _answer(self, reply, route: bool = True) -> None:
         """Send the router's reply; a frame or context closed meanwhile (a retired slot) needs none, and Playwright
-        would otherwise print a traceback per request: a request flood printed 8,228 of them. A reply through a dead
-        driver never settles: it is given up when the driver, browser or page dies, not left pending forever."""
+        would otherwise print a traceback per request: a request flood printed 8,228 of them.
+
+        A route's reply through a dead driver fails without Playwright counting the route as handled, and the handler
+        would wait for that forever: a pending task that asyncio logs as an error when it is collected. So the
+        context's routes are dropped first (ignoring their errors, Playwright's own way out) and the error is let
+        through, which ends the handler quietly."""
         from playwright.async_api import Error as PlaywrightError
 
         try:
-            await self._until(reply)
-        except (PlaywrightError, RendererLost):
-            pass
+            await reply
+        except PlaywrightError:
+            if not (route and self.driver.lost.is_set()):
+                return
+            with suppress(PlaywrightError):
+                await self.context.unroute_all(behavior="ignoreErrors")
+            raise
 
     def _block(self, url: str) -> None:
         """Record a refused request; past the watcher's cap the render is a flood."""
@@ -209,7 +220,7 @@ class Slot:
 
     async def _refuse_web_socket(self, ws) -> None:
         self._block(ws.url)
-        await self._answer(ws.close(code=1008, reason="network access is not allowed"))
+        await self._answer(ws.close(code=1008, reason="network access is not allowed"), route=False)
 
     async def run(self, source: str, seed: int, size: int) -> Outcome:
         """Mount a fresh frame for `source` and wait until it has painted; the caller enforces the deadline."""

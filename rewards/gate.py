@@ -25,16 +25,16 @@ records a dead letter and the rollout's reward is None.
 | `global_write` | static | assigning to a global (`Math.random = ...`, `brush.fill = ...`) or to an undeclared name |
 | `ambiguous_source` | static | text V8 may read otherwise: HTML-like comments, bare CR, U+2028/9, invisible characters |
 | `no_painting_calls` | static | no `brush.endShape` or `brush.circle` call anywhere |
-| `render_timeout` | render | the page ran past the browser pool's deadline and was killed |
-| `render_crashed` | render | the page crashed (the heap cap, a runaway sketch) |
+| `render_timeout` | render | the page ran past the browser pool's deadline and its renderer answered once the sketch was stopped (a hung renderer runs the sketch again alone; hung again, it is this) |
+| `render_crashed` | render | the page's renderer, its browser or the driver died under the sketch, and again with it alone on a fresh renderer (the heap cap, a runaway sketch) |
 | `no_canvas` | render | the page finished without a canvas to read back (and without another fault or error) |
 | `navigation` | render | the sketch navigated its frame (reloaded it, or sent it to another address) |
 | `readback_failed` | render | the picture could not be read from the canvas the harness knows as the sketch's |
 | `oversize_picture` | render | the canvas is larger than the requested size (`pixelDensity` after `createCanvas`) |
-| `render_fault` | render | the sketch broke the render harness some other way while its browser lived |
+| `render_fault` | render | the sketch broke the render harness some other way, and again alone on a fresh renderer |
 | `canvas_size` | static, render | `createCanvas` with a side other than the prompt's 600 (at render: no canvas is made) |
 | `not_webgl` | render | also at render time: `createCanvas` without WEBGL, however the mode was spelled |
-| `flood` | render | more brush calls, errors, network attempts or requests than the harness keeps; the render ends |
+| `flood` | render | more brush calls, errors, console messages, bytes of errors, network attempts or requests than the harness keeps; the render ends |
 | `network_attempt` | render | the page attempted a network connection: a request, a WebSocket, WebRTC, a link hint |
 | `runtime_error` | render | an uncaught error, a rejected promise or a console error |
 | `blank_canvas` | render | paint coverage below `coverage_floor` |

@@ -27,7 +27,7 @@ from ground.settings import GateSettings
 from renderers import BrowserPool, harness
 from renderers.watch import TOKEN, RenderWatch, json_bytes
 from rewards.gate import VERDICT_BYTES, render_violations
-from tests.renderers.hostile import HONEST, expectation, meets, reward_parts_json
+from tests.renderers.hostile import HONEST, expectation, frames_of, meets, reward_parts_json
 
 
 pytestmark = pytest.mark.browser
@@ -38,7 +38,8 @@ SETTINGS = GateSettings()
 DEADLINE_S = 20.0
 # A setup that never settles (the only Promise a compartment can reach is an async function's result).
 NEVER = "async function setup() { await new ((async () => {})().constructor)(() => {}); }"
-LEVELS = ["log", "info", "warn", "debug", "trace", "dir", "dirxml", "table", "count", "group", "timeLog", "timeStamp"]
+# One of each shape of console method (a message, a label, a table, a timer): the tripwire replaces them all alike.
+LEVELS = ["log", "warn", "debug", "table", "count", "timeLog"]
 
 
 class Crossings:
@@ -126,23 +127,13 @@ async def test_every_channel_fixture_gets_its_verdict_beside_a_good_sketch_and_n
 
 async def frame_of_a_waiting_render(pool: BrowserPool) -> tuple[asyncio.Future, object]:
     """A render of NEVER in flight, and its frame (as Playwright knows it) once mounted."""
-    before = {id(frame) for frame in _frames(pool)}
+    before = {id(frame) for frame in frames_of(pool)}
     rendering = asyncio.ensure_future(pool.render(NEVER))
     while True:
-        fresh = [frame for frame in _frames(pool) if id(frame) not in before and "/r/" in frame.url]
+        fresh = [frame for frame in frames_of(pool) if id(frame) not in before and "/r/" in frame.url]
         if fresh:
             return rendering, fresh[0]
         await asyncio.sleep(0.05)
-
-
-def _frames(pool: BrowserPool) -> list:
-    return [
-        frame
-        for browser in pool._browsers
-        for context in browser.contexts
-        for page in context.pages
-        for frame in page.frames
-    ]
 
 
 async def run_in_frame(frame, script: str) -> None:
