@@ -7,7 +7,8 @@ Scenarios:
   throughput  the warm pool only: every sketch at three seeds, submitted at once.
 Pictures are compared too: mean absolute pixel difference (0-255) between the two renderers, same seed.
 `--scenario throughput` runs the warm pool's throughput alone (no baseline): the check that a change to the
-renderer kept its speed, run back to back against the same scenario on the code before the change.
+renderer kept its speed; `--against DIR` runs it alternately here and in DIR, the code before the change
+(bench/paired.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 from PIL import Image
 
 from bench.baseline import PUBLISHED_FLAGS, render_sequentially
+from bench.paired import paired, print_paired
 from ground.records import RenderResult
 from renderers import BrowserPool
 
@@ -148,7 +150,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scenario", choices=["all", "throughput"], default="all", help="throughput: the warm pool alone, no baseline"
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="with --scenario throughput: another checkout (the code before a change), run alternately with this one",
+    )
+    parser.add_argument("--pairs", type=int, default=3, help="with --against: how many pairs of runs")
     args = parser.parse_args(argv)
+    if args.against is not None:
+        if args.scenario != "throughput":
+            parser.error("--against pairs the throughput scenario: add --scenario throughput")
+        report = paired(args.against, args.pairs)
+        if args.json:
+            json.dump(report, sys.stdout, indent=2)
+        else:
+            print_paired(report)
+        return 0
     report = asyncio.run(run_throughput() if args.scenario == "throughput" else run(args.quick))
     if args.json:
         json.dump(report, sys.stdout, indent=2)

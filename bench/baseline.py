@@ -14,6 +14,7 @@ import time
 from ground.records import RenderResult
 from renderers.assets import LIBRARIES, library
 from renderers.browsers import CHROMIUM, COMMON_FLAGS
+from renderers.domains import Driver
 from renderers.page import Slot
 
 
@@ -24,20 +25,21 @@ BASELINE_DEADLINE_S = 240.0
 
 async def render_sequentially(sources: list[tuple[str, int]], size: int = 600) -> tuple[list[RenderResult], float]:
     """Launch a browser, render each (source, seed) on a fresh page one after another; return results, wall s."""
-    from playwright.async_api import async_playwright
-
     started = time.perf_counter()
     libraries = {name: library(name)[1] for name in LIBRARIES}
     results = []
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
+    driver = await Driver.start()
+    try:
+        browser = await driver.playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=COMMON_FLAGS + PUBLISHED_FLAGS
         )
         for source, seed in sources:
             render_started = time.perf_counter()
-            slot = await Slot.open(browser, libraries)
+            slot = await Slot.open(browser, libraries, driver, asyncio.Event())
             outcome = await asyncio.wait_for(slot.run(source, seed, size), timeout=BASELINE_DEADLINE_S)
             await slot.close()
             results.append(outcome.result(seed, round((time.perf_counter() - render_started) * 1000.0, 1)))
         await browser.close()
+    finally:
+        await driver.stop()
     return results, time.perf_counter() - started

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable
 
 from tree_sitter import Node
 
@@ -23,13 +23,15 @@ FUNCTIONS = frozenset({"function_expression", "arrow_function", "generator_funct
 DECLARATIONS = frozenset(
     {"function_declaration", "generator_function_declaration", "class_declaration", "variable_declarator"}
 )
+PARAMETERS = FUNCTIONS | {"function_declaration", "generator_function_declaration", "method_definition"}
 
 # Scope node id -> names bound directly in that scope.
 Declarations = dict[int, set[str]]
 
 
 # JavaScript lets an identifier spell any letter as an escape: `\u0065val` is `eval`, `f\u{65}tch` is `fetch`.
-_ESCAPE = re.compile(r"\\u\{([0-9a-fA-F]{1,6})\}|\\u([0-9a-fA-F]{4})")
+# Leading zeros are allowed inside the braces (`\u{0000000065}` is `e` to V8).
+_ESCAPE = re.compile(r"\\u\{0*([0-9a-fA-F]{1,6})\}|\\u([0-9a-fA-F]{4})")
 
 
 def node_text(node: Node | None) -> str:
@@ -38,6 +40,12 @@ def node_text(node: Node | None) -> str:
     return (
         _ESCAPE.sub(lambda m: chr(min(int(m.group(1) or m.group(2), 16), 0x10FFFF)), text) if "\\u" in text else text
     )
+
+
+def name_of(node: Node | None) -> str:
+    """The name an identifier (or `this`) spells, escapes decoded; "" for any other node. The rules compare names, and
+    reading a whole expression's text at every node of a chain nested thousands deep made the check quadratic."""
+    return node_text(node) if node is not None and node.type in ("identifier", "this") else ""
 
 
 def descendants(root: Node, types: set[str] | frozenset[str]) -> list[Node]:
@@ -64,14 +72,16 @@ def declarations(root: Node) -> Declarations:
     stack: list[tuple[Node, Node | None]] = [(root, None)]
     while stack:
         node, scope = stack.pop()
-        stack.extend((child, node if node.type in SCOPES else scope) for child in node.named_children)
-        if node.type in DECLARATIONS:
+        kind = node.type
+        inner = node if kind in SCOPES else scope
+        stack.extend([(child, inner) for child in node.named_children])
+        if kind in DECLARATIONS:
             bind(scope, node.child_by_field_name("name"))
-        if node.type in FUNCTIONS | {"function_declaration", "generator_function_declaration", "method_definition"}:
+        if kind in PARAMETERS:
             bind(node, node.child_by_field_name("parameters") or node.child_by_field_name("parameter"))
-        if node.type in ("function_expression", "catch_clause", "class"):
+        if kind in ("function_expression", "catch_clause", "class"):
             bind(node, node.child_by_field_name("name") or node.child_by_field_name("parameter"))
-        if node.type == "for_in_statement" and node.child_by_field_name("kind") is not None:
+        if kind == "for_in_statement" and node.child_by_field_name("kind") is not None:
             bind(node, node.child_by_field_name("left"))  # for (const [t, w] of outline): the loop's own names
     return declared
 
@@ -85,6 +95,8 @@ def _bound_names(pattern: Node) -> list[str]:
             names.append(node_text(node))
         elif node.type in ("assignment_pattern", "object_assignment_pattern"):
             stack.extend(n for n in [node.child_by_field_name("left")] if n is not None)
+        elif node.type == "pair_pattern":  # its key, computed or not, binds nothing (walking it was quadratic)
+            stack.extend(n for n in [node.child_by_field_name("value")] if n is not None)
         else:
             stack.extend(node.named_children)
     return names
@@ -107,26 +119,31 @@ class ScopeWalk:
         self.class_depth = 0
         self.parents: dict[int, Node] = {}
 
-    def __iter__(self) -> Iterator[Node]:
+    def walk(self, visit: Callable[[Node, str], None]) -> None:
+        """Call `visit(node, its type)` for every named node, parents first, iteratively (a hostile source nests
+        deeper than Python's recursion limit)."""
         stack: list[tuple[Node, bool]] = [(self.root, False)]
+        parents, declared, visible = self.parents, self.declared, self.visible
         while stack:
             node, leaving = stack.pop()
             step = -1 if leaving else 1
-            names = self.declared.get(node.id)
+            names = declared.get(node.id)
             if names:
-                self.visible.update(dict.fromkeys(names, step))
-            if node.type == "class_body":
+                visible.update(dict.fromkeys(names, step))
+            kind = node.type
+            if kind == "class_body":
                 self.class_depth += step
-            elif node.type == "computed_property_name" and self.grandparent_type(node) == "class_body":
+            elif kind == "computed_property_name" and self.grandparent_type(node) == "class_body":
                 self.class_depth -= step
             if leaving:
                 continue
-            if names or node.type in ("class_body", "computed_property_name"):
+            if names or kind in ("class_body", "computed_property_name"):
                 stack.append((node, True))
-            for child in reversed(node.named_children):
-                self.parents[child.id] = node
-                stack.append((child, False))
-            yield node
+            children = node.named_children
+            for child in children:
+                parents[child.id] = node
+            stack.extend([(child, False) for child in reversed(children)])
+            visit(node, kind)
 
     def parent(self, node: Node) -> Node | None:
         """The parent of a node the walk has reached (or one of its children)."""
@@ -141,13 +158,17 @@ class ScopeWalk:
         """Whether `identifier`, a node under the one the walk stands on, names a binding of the sketch's own."""
         return self.visible[node_text(identifier)] > 0
 
+    def declares(self, name: str) -> bool:
+        """Whether `name` is bound by the sketch where the walk stands."""
+        return self.visible[name] > 0
+
     @property
     def in_class(self) -> bool:
         return self.class_depth > 0
 
 
 _STRING_ESCAPE = re.compile(
-    r"\\(?:x([0-9a-fA-F]{2})|u\{([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|([0-7]{1,3})|(.))", re.S
+    r"\\(?:x([0-9a-fA-F]{2})|u\{0*([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|([0-7]{1,3})|(.))", re.S
 )
 
 
@@ -161,5 +182,9 @@ def string_words(node: Node) -> list[str]:
             return chr(min(int(hexa, 16), 0x10FFFF))
         return chr(int(match.group(4), 8)) if match.group(4) else match.group(5)
 
-    text = _STRING_ESCAPE.sub(decode, (node.text or b"").decode("utf-8", "replace"))
+    # A template's substitutions are code, read where the walk reaches them: its own words are in its other parts,
+    # and reading its whole text made templates nested in templates quadratic.
+    parts = node.children if node.type == "template_string" else [node]
+    raw = b"".join(b" " if part.type == "template_substitution" else part.text or b"" for part in parts)
+    text = _STRING_ESCAPE.sub(decode, raw.decode("utf-8", "replace"))
     return re.findall(r"[a-z_$][\w$]*", text.lower())

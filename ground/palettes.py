@@ -56,7 +56,7 @@ WHITE_SHADOW = "#7d77a8"
 
 # The "named" style's washes per colour word: a mid and a deep petal wash and the heart, as CSS names. A name is one
 # choice of a few whole tokens, where six hex digits let a policy write a colour half right or half written
-# (docs/experiments/2026-12-01-subject-demo-on-cpu.md). White's shadow is a neutral grey: a grey-blue read as a pale
+# (lab/studies/2026-12-01-subject-demo-on-cpu.md). White's shadow is a neutral grey: a grey-blue read as a pale
 # blue flower.
 NAMED_WASHES: dict[str, tuple[str, str, str]] = {
     "peach": ("lightsalmon", "darksalmon", "crimson"),

@@ -16,9 +16,9 @@ from itertools import zip_longest
 import tree_sitter_javascript
 from tree_sitter import Language, Node, Parser
 
-from ground.js_scope import FUNCTIONS, ScopeWalk, descendants, node_text
+from ground.js_scope import FUNCTIONS, ScopeWalk, descendants, name_of, node_text
 from ground.prompt import ALLOWLIST
-from ground.sketch_rules import LISTS, Reader, SketchInventory
+from ground.sketch_rules import ENTRY_DEFINERS, LISTS, Reader, SketchInventory
 from ground.source_hazards import character_hazards, html_comment_hazards
 
 
@@ -39,9 +39,15 @@ def candidate_source(completion: str) -> str:
 
 
 def extract_sketch(completion: str) -> str | None:
-    """The sketch in a completion, or None when the text defines neither `setup` nor `draw`."""
+    """The sketch in a completion, or None when the text defines neither `setup` nor `draw`; reads the entry points
+    alone, not the whole inventory (the length term ran every rule again to learn this)."""
     source = candidate_source(completion)
-    return source if source and inventory(source).names_entry_point else None
+    if not source:
+        return None
+    found = SketchInventory()
+    root = _parse(source.encode("utf-8", "replace"))
+    _entry_points(root, found, descendants(root, ENTRY_DEFINERS))
+    return source if found.names_entry_point else None
 
 
 @cache
@@ -49,17 +55,23 @@ def language() -> Language:
     return Language(tree_sitter_javascript.language())
 
 
+def _parse(code: bytes) -> Node:
+    return Parser(language()).parse(code).root_node
+
+
 def inventory(source: str, allowlist: tuple[str, ...] = ALLOWLIST) -> SketchInventory:
-    """Parse `source` and list its definitions, brush calls and every rule breach in the module docstring."""
+    """Parse `source` and list its definitions, brush calls and every rule breach in the module docstring.
+
+    Linear in the source, whatever its nesting (`bench.static_check` times the shapes that were not)."""
     code = source.encode("utf-8", "replace")
-    root = Parser(language()).parse(code).root_node
+    root = _parse(code)
     found = SketchInventory(ambiguous_source=character_hazards(source))
-    _entry_points(root, found)
     if root.has_error:  # a MISSING `)` is an anonymous node, which the scope walk does not visit
         _syntax_errors(root, found, end_of_code=len(code.rstrip()))
-    reader = Reader(found, ScopeWalk(root))
-    for node in reader.scope:  # iterative: a hostile source nests deeper than Python's recursion limit
-        reader.read(node)
+    reader = Reader(found, ScopeWalk(root), code)
+    reader.scope.walk(reader.read)
+    reader.finish()
+    _entry_points(root, found, reader.definers)
     found.ambiguous_source += html_comment_hazards(code, reader.inert)
     found.webgl = bool(reader.canvases) and all(reader.canvases)
     found.outside_allowlist = sorted(found.brush_members - set(allowlist))
@@ -82,7 +94,8 @@ def _syntax_errors(root: Node, found: SketchInventory, end_of_code: int) -> None
                 found.syntax_error_lines.append(node.start_point.row + 1)
 
 
-def _entry_points(root: Node, found: SketchInventory) -> None:
+def _entry_points(root: Node, found: SketchInventory, definers: list[Node]) -> None:
+    """Which of setup and draw p5 can see (`definers`: every node of ENTRY_DEFINERS in the tree)."""
     visible: set[str] = set()
     for child in root.children:  # root is `program`, or ERROR when the parse failed at the top level
         if child.type == "function_declaration":
@@ -97,8 +110,8 @@ def _entry_points(root: Node, found: SketchInventory) -> None:
             if assignment.type == "assignment_expression" and target is not None and _binds_function(assignment):
                 visible.add(node_text(target).removeprefix("window."))
     named = set(visible) | {
-        node_text(n.child_by_field_name("name") or n.child_by_field_name("left"))
-        for n in descendants(root, {"function_declaration", "function_expression", "variable_declarator"})
+        name_of(n.child_by_field_name("name"))
+        for n in definers
         if n.type != "variable_declarator" or _binds_function(n)
     }
     found.defines_setup, found.defines_draw = "setup" in visible, "draw" in visible

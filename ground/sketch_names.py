@@ -107,6 +107,21 @@ class UseOf:
     def __init__(self, walk: ScopeWalk) -> None:
         self.parent = walk.parent  # tree-sitter's own `.parent` walks down from the root: quadratic when deep
         self.written_patterns: dict[int, bool] = {}
+        self.holders: dict[int, Node | None] = {}  # pass-through node id -> the first ancestor that is not one
+
+    def holder(self, node: Node) -> Node | None:
+        """The nearest ancestor of `node` that is not a pass-through expression (what receives its value); memoised,
+        so each call of `f() && g() && ...` does not climb the whole chain again (35 s at 32 kB before)."""
+        path = []
+        parent = self.parent(node)
+        while parent is not None and parent.type in PASS_THROUGH:
+            if parent.id in self.holders:
+                parent = self.holders[parent.id]
+                break
+            path.append(parent.id)
+            parent = self.parent(parent)
+        self.holders.update(dict.fromkeys(path, parent))
+        return parent
 
     def __call__(self, node: Node) -> tuple[Role, str]:
         parent = self.parent(node)
@@ -117,9 +132,7 @@ class UseOf:
             member = node_text(parent.child_by_field_name("property"))
             return ("member_write" if self.is_written(parent) else "member"), member
         if kind == "call_expression" and parent.child_by_field_name("function") == node:
-            holder = self.parent(parent)
-            while holder is not None and holder.type in PASS_THROUGH:  # `ok && push();`, `push(), translate(1, 2);`
-                holder = self.parent(holder)
+            holder = self.holder(parent)  # past `ok && push();`, `push(), translate(1, 2);`
             return ("statement" if holder is not None and holder.type == "expression_statement" else "call"), ""
         if kind == "new_expression" and parent.child_by_field_name("constructor") == node:
             return "new", ""

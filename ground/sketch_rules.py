@@ -24,19 +24,19 @@ The rules, decided here and enforced by `rewards.gate`:
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from ground.js_scope import ScopeWalk, descendants, node_text, string_words
+from ground.js_scope import ScopeWalk, name_of, node_text, string_words
 from ground.prompt import BRUSH_ARGUMENTS, BRUSH_REQUIRED, CANVAS_SIZE, JS_NAMESPACES, brush_arguments_wanted
 from ground.sketch_names import (
     EXTERNAL_NAMES,
     EXTERNAL_PROPERTIES,
     GLOBAL_OBJECTS,
     GLOBAL_ONLY_PROPERTIES,
-    PASS_THROUGH,
     PERMITTED_FUNCTIONS,
     PRIMITIVES,
     REFLECTIVE_PROPERTIES,
@@ -86,9 +86,24 @@ INERT = frozenset({"comment", "string", "template_string", "regex"})
 NOT_COMPILED = frozenset({"jsx_element", "jsx_self_closing_element", "decorator", "using_declaration"})
 
 
-def snippet(node: Node) -> str:
+# Bytes of source a detail's snippet is read from: a node's whole text, read at every node of a chain nested
+# thousands deep, made the check quadratic.
+SNIPPET_BYTES = 1024
+# String literals: an index holding one is "built from strings".
+STRINGS = frozenset({"string", "template_string"})
+# The nodes that can name setup or draw, collected for `ground.sketch`'s entry points as the walk passes them.
+ENTRY_DEFINERS = frozenset({"function_declaration", "function_expression", "variable_declarator"})
+
+
+def snippet(code: bytes, node: Node) -> str:
     """The offending code as written (escapes left alone), on one line and short, for verdict details."""
-    return " ".join((node.text or b"").decode("utf-8", "replace").split())[:80]
+    text = code[node.start_byte : min(node.end_byte, node.start_byte + SNIPPET_BYTES)]
+    return " ".join(text.decode("utf-8", "replace").split())[:80]
+
+
+def short_text(node: Node, limit: int = 64) -> str:
+    """A node's text when it is at most `limit` bytes long, else "": for comparing with a short constant."""
+    return node_text(node) if node.end_byte - node.start_byte <= limit else ""
 
 
 def _unwrapped(node: Node) -> Node:
@@ -98,18 +113,24 @@ def _unwrapped(node: Node) -> Node:
 
 
 class Reader:
-    """Reads each node once as the scope walk reaches it; chain and pattern answers are memoised by node, so a
-    source nested thousands deep stays linear."""
+    """Reads each node once as the scope walk reaches it; chain, holder, pattern and string answers are memoised by
+    node and details read a bounded snippet, so a source nested thousands deep stays linear."""
 
-    def __init__(self, found: SketchInventory, scope: ScopeWalk) -> None:
-        self.found, self.scope = found, scope
+    def __init__(self, found: SketchInventory, scope: ScopeWalk, code: bytes) -> None:
+        self.found, self.scope, self.code = found, scope, code
         self.canvases: list[bool] = []
         self.inert: list[tuple[int, int]] = []  # byte ranges of comments and strings
         self.use_of = UseOf(scope)
         self.own: dict[int, bool] = {}
+        self.string_starts: list[int] = []  # in walk order, which is source order
+        self.indexed: list[tuple[Node, Node]] = []  # (subscript, index) of the sketch's own values, for `finish`
+        self.definers: list[Node] = []
 
-    def read(self, node: Node) -> None:
-        found, kind = self.found, node.type
+    def snippet(self, node: Node) -> str:
+        return snippet(self.code, node)
+
+    def read(self, node: Node, kind: str) -> None:
+        found = self.found
         if kind == "call_expression":
             self.call(node)
         elif kind in ("identifier", "shorthand_property_identifier"):
@@ -121,6 +142,8 @@ class Reader:
         elif kind in INERT:
             # A template's substitutions are code: only its literal text is inert.
             parts = [c for c in node.children if c.type == "string_fragment"] if kind == "template_string" else [node]
+            if kind in STRINGS:
+                self.string_starts.append(node.start_byte)
             self.inert += [(part.start_byte, part.end_byte) for part in parts]
             named = sorted(REFLECTIVE_PROPERTIES & set(string_words(node))) if kind != "comment" else []
             if named:
@@ -130,19 +153,21 @@ class Reader:
         elif kind in ("pair_pattern", "shorthand_property_identifier_pattern"):
             key = node.child_by_field_name("key") if kind == "pair_pattern" else node
             if key is not None and key.type == "computed_property_name":
-                found.computed_access.append(f"{snippet(node)}: destructuring by a computed key")
+                found.computed_access.append(f"{self.snippet(node)}: destructuring by a computed key")
             elif node_text(key) in REFLECTIVE_PROPERTIES:  # const { constructor: F } = f is f.constructor
-                found.external_access.append(f"{snippet(node)}: destructuring {node_text(key)}")
+                found.external_access.append(f"{self.snippet(node)}: destructuring {node_text(key)}")
         elif kind in NOT_COMPILED:
             found.syntax_error_lines.append(node.start_point.row + 1)
         elif kind == "with_statement":
             found.computed_access.append("with (...)")
         elif kind in ("debugger_statement", "meta_property"):
-            found.unlisted_names.append(f"{snippet(node)}: not a construct the prompt permits")
+            found.unlisted_names.append(f"{self.snippet(node)}: not a construct the prompt permits")
         elif kind in ("import_statement", "export_statement"):
             found.external_access.append(kind.removesuffix("_statement"))
-        elif kind == "new_expression" and node_text(node.child_by_field_name("constructor")) == "p5":
+        elif kind == "new_expression" and name_of(node.child_by_field_name("constructor")) == "p5":
             found.bare_primitives.append("new p5")
+        elif kind in ENTRY_DEFINERS:
+            self.definers.append(node)
 
     def call(self, node: Node) -> None:
         found = self.found
@@ -154,22 +179,22 @@ class Reader:
             return
         if function.type == "member_expression":
             obj, name = function.child_by_field_name("object"), node_text(function.child_by_field_name("property"))
-            if obj is not None and node_text(obj) == "brush":
+            if name_of(obj) == "brush":
                 found.brush_calls[name] += 1
                 if name in BRUSH_ARGUMENTS and args is not None and not self.fits(name, args):
-                    found.brush_arguments.append(f"{snippet(node)}: {brush_arguments_wanted(name)}")
+                    found.brush_arguments.append(f"{self.snippet(node)}: {brush_arguments_wanted(name)}")
                 if not self.result_discarded(node):
                     found.unlisted_names.append(
-                        f"{snippet(node)}: its result is p5.brush's own shape, whose methods are not on the list"
+                        f"{self.snippet(node)}: its result is p5.brush's own shape, whose methods are not on the list"
                     )
-            elif obj is not None and (obj.type == "this" or node_text(obj) in GLOBAL_OBJECTS) and name in PRIMITIVES:
-                found.bare_primitives.append(snippet(function))
-            if name in TEXT_CALLS - {"text"} or (name == "text" and node_text(obj) in GLOBAL_OBJECTS | {"this"}):
-                found.text_drawing.append(snippet(function))
+            elif name_of(obj) in GLOBAL_OBJECTS | {"this"} and name in PRIMITIVES:
+                found.bare_primitives.append(self.snippet(function))
+            if name in TEXT_CALLS - {"text"} or (name == "text" and name_of(obj) in GLOBAL_OBJECTS | {"this"}):
+                found.text_drawing.append(self.snippet(function))
             return
-        name = node_text(function)
         if function.type != "identifier" or self.scope.is_declared(function):
             return
+        name = node_text(function)
         first = args.named_children[0] if args is not None and args.named_children else None
         if name in PRIMITIVES:
             found.bare_primitives.append(name)
@@ -183,11 +208,11 @@ class Reader:
             found.external_access.append(f"{name} with a string of code")
         elif name == "createCanvas" and args is not None:
             # WEBGL, p5.WEBGL or the constant's value, "webgl".
-            webgl = any(node_text(a).split(".")[-1].strip("\"'").upper() == "WEBGL" for a in args.named_children)
+            webgl = any(short_text(a).split(".")[-1].strip("\"'").upper() == "WEBGL" for a in args.named_children)
             self.canvases.append(webgl)
             sides = [_unwrapped(a) for a in args.named_children[:2]]
             if any(side.type == "number" and node_text(side) != str(CANVAS_SIZE) for side in sides):
-                found.canvas_size.append(f"{snippet(node)}: the canvas is {CANVAS_SIZE} x {CANVAS_SIZE}")
+                found.canvas_size.append(f"{self.snippet(node)}: the canvas is {CANVAS_SIZE} x {CANVAS_SIZE}")
 
     def fits(self, name: str, args: Node) -> bool:
         """Whether a brush call's arguments can fit its signature: no more than it lists, no fewer than it requires,
@@ -207,16 +232,14 @@ class Reader:
         common `pts.forEach((p) => brush.circle(...))`; a caller that keeps it is out of this check's reach).
         `brush.circle` returns `[plot, x, y]` and `brush.endShape` its polygon: p5.brush's internals, with
         hatch and stroke methods outside the ten."""
-        parent = self.scope.parent(call)
-        while parent is not None and parent.type in PASS_THROUGH:  # `a, b;`, `ok && brush.circle(...);`
-            parent = self.scope.parent(parent)
+        parent = self.use_of.holder(call)  # past `a, b;`, `ok && brush.circle(...);`
         return parent is None or parent.type in ("expression_statement", "arrow_function", "return_statement")
 
     def reference(self, node: Node) -> None:
         found, name, parent = self.found, node_text(node), self.scope.parent(node)
         if name in EXTERNAL_NAMES:
             found.external_access.append(name)
-        if self.scope.is_declared(node) or parent is None:
+        if self.scope.declares(name) or parent is None:
             return
         role, member = self.use_of(node)
         violation = global_use(name, role, member)
@@ -237,13 +260,13 @@ class Reader:
     def member(self, node: Node) -> None:
         found = self.found
         obj, prop = node.child_by_field_name("object"), node_text(node.child_by_field_name("property"))
-        owner = node_text(obj)
+        owner = name_of(obj)
         if owner == "brush":
             found.brush_members.add(prop)
         if prop in EXTERNAL_PROPERTIES or (owner in GLOBAL_OBJECTS | {"this"} and prop in EXTERNAL_NAMES):
-            found.external_access.append(snippet(node))
+            found.external_access.append(self.snippet(node))
         elif owner in GLOBAL_OBJECTS and prop in GLOBAL_ONLY_PROPERTIES:
-            (found.computed_access if prop == "brush" else found.external_access).append(snippet(node))
+            (found.computed_access if prop == "brush" else found.external_access).append(self.snippet(node))
         elif owner == "p5" and prop in ("prototype", "instance"):
             found.bare_primitives.append(f"p5.{prop}")
 
@@ -254,11 +277,20 @@ class Reader:
             return
         if not self.is_own_value(obj):
             self.found.computed_access.append(
-                f"{snippet(node)}: only the sketch's own arrays and objects may be indexed"
+                f"{self.snippet(node)}: only the sketch's own arrays and objects may be indexed"
             )
-        elif index is not None and index.type != "string" and descendants(index, {"string", "template_string"}):
-            # A lone literal is read by the string rule (no `"constructor"`); a built one could spell anything.
-            self.found.computed_access.append(f"{snippet(node)}: a key built from strings")
+        elif index is not None and index.type != "string":
+            self.indexed.append((node, index))
+
+    def finish(self) -> None:
+        """The checks that need the whole tree read: an index built from strings holds a string literal, which starts
+        inside its byte range (checked once, by bisecting the strings' starts: walking each index's subtree made
+        `a[a[a[...]]]` quadratic, 28 s at 4 kB)."""
+        for node, index in self.indexed:
+            at = bisect.bisect_left(self.string_starts, index.start_byte)
+            if at < len(self.string_starts) and self.string_starts[at] < index.end_byte:
+                # A lone literal is read by the string rule (no `"constructor"`); a built one could spell anything.
+                self.found.computed_access.append(f"{self.snippet(node)}: a key built from strings")
 
     def is_own_value(self, node: Node) -> bool:
         """Whether a member chain starts from the sketch's own value (`a` in `a.b[c].d()[e]`, or a permitted maths

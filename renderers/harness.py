@@ -240,42 +240,141 @@ WATCH_JS = """(() => {
 })();
 """
 
-# Runs in the main world of every frame before its scripts, and reports through a DevTools binding that it
-# takes off the global at once:
+# Runs in the main world of every frame before its scripts, and is the only way anything the frame says leaves it:
+# it reports through a DevTools binding that it takes off the global at once, and keeps every channel a sketch can
+# fill from crossing DevTools unbounded. A channel that crossed whole killed the renderer's driver: an uncaught
+# error whose message was tens of megabytes of non-ASCII crossed as half a billion characters (six bytes an escape),
+# more than a Node string holds, and two million console warnings saturated the scoring process's event loop.
+# - Uncaught errors and unhandled rejections: every one is cancelled (DevTools reports no cancelled error), and
+#   its first two lines are reported instead, read from its own data properties or V8's own stack getter (no
+#   getter or method of the sketch's runs here), cut to MAX_MESSAGE_BYTES.
+# - The console, every method: replaced, so nothing reaches DevTools's console. `error` and a failed `assert` are
+#   reported like errors; every other level is counted and dropped (a painting logs nothing: the seed pool's 27
+#   sketches and the bundled ones log no message at any level).
 # - WebRTC peer connections and WebTransport sessions, whose UDP never reaches a request router (the network
-#   namespace is what stops their packets);
-# - a flood of errors: past MAX_ERRORS, errors and rejections are cancelled, so DevTools (which reports no
-#   cancelled error) stays quiet, and the flood is reported once. 100,000 rejected promises otherwise sent as many
-#   protocol events and kept Python busy for 20 CPU-s until the deadline. Its listeners are the first registered.
+#   namespace is what stops their packets).
+# Budgets, per render (a frame): MAX_ERRORS errors, rejections and console errors; MAX_CONSOLE messages of the
+# other levels; MAX_ATTEMPTS attempts; MAX_PAGE_BYTES of reports in all, counted as the protocol writes them
+# (printable ASCII a byte, anything else a six-byte escape). Past any of them one `flood` report ends the render,
+# and nothing more crosses. Its listeners are the first registered.
 ATTEMPT_BINDING = "__wcAttempt"
 MAX_ERRORS = 20
+MAX_CONSOLE = 1_000
+MAX_ATTEMPTS = 20
+# Twice the verdict's 500 bytes a reason: the render's path, which the verdict drops, can fill a message.
+MAX_MESSAGE_BYTES = 1_000
+MAX_PAGE_BYTES = 16_384
 TRIPWIRE_JS = f"""(() => {{
   const report = globalThis.{ATTEMPT_BINDING};
   if (typeof report !== "function") return;
   delete globalThis.{ATTEMPT_BINDING};
-  const construct = Reflect.construct;
-  const stringify = JSON.stringify;
+  const apply = Reflect.apply, construct = Reflect.construct, describeOwn = Reflect.getOwnPropertyDescriptor;
+  const ownKeys = Reflect.ownKeys, hasOwn = Object.prototype.hasOwnProperty, text = String;
+  const stringify = JSON.stringify, charCodeAt = String.prototype.charCodeAt;
+  const sliceText = String.prototype.slice, indexOf = String.prototype.indexOf;
+  const preventDefault = Event.prototype.preventDefault;
+  const ErrorEventType = ErrorEvent;
+  const errorOf = describeOwn(ErrorEvent.prototype, "error").get;
+  const messageOf = describeOwn(ErrorEvent.prototype, "message").get;
+  const reasonOf = describeOwn(PromiseRejectionEvent.prototype, "reason").get;
+  const stackGetter = (describeOwn(new Error(), "stack") || {{}}).get;
+  let errors = 0, consoles = 0, attempts = 0, spent = 0, flooded = false;
+  const flood = (what) => {{
+    if (flooded) return;
+    flooded = true;
+    report("flood " + what);
+  }};
+  // `value` cut to `limit` bytes as the protocol writes it.
+  const fit = (value, limit) => {{
+    let cost = 0, i = 0;
+    for (; i < value.length; i++) {{
+      const unit = apply(charCodeAt, value, [i]);
+      const bytes = unit >= 0x20 && unit < 0x7f ? (unit === 0x22 || unit === 0x5c ? 2 : 1) : 6;
+      if (cost + bytes > limit) break;
+      cost += bytes;
+    }}
+    return [i < value.length ? apply(sliceText, value, [0, i]) : value, cost];
+  }};
+  const send = (kind, message) => {{
+    if (flooded) return;
+    const [cut, cost] = fit(message, {MAX_MESSAGE_BYTES});
+    spent += cost;
+    if (spent > {MAX_PAGE_BYTES}) return flood("more than {MAX_PAGE_BYTES} bytes of errors and messages");
+    report(kind + " " + cut);
+  }};
+  // An own data property, or V8's own stack getter's answer; never an accessor of the sketch's.
+  const own = (value, key) => {{
+    try {{
+      const found = describeOwn(value, key);
+      if (found === undefined) return undefined;
+      if (apply(hasOwn, found, ["value"])) return found.value;
+      if (stackGetter && found.get === stackGetter) return apply(stackGetter, value, []);
+    }} catch (e) {{}}
+    return undefined;
+  }};
+  const describe = (value) => {{
+    if (typeof value === "string") return value;
+    if (value === null || (typeof value !== "object" && typeof value !== "function")) {{
+      try {{ return text(value); }} catch (e) {{ return typeof value; }}
+    }}
+    const stack = own(value, "stack");
+    return typeof stack === "string" ? stack : "an object";
+  }};
+  // The first two lines on one line, as the verdict quotes them, read from a bounded head.
+  const lines = (value) => {{
+    const head = apply(sliceText, value, [0, {4 * MAX_MESSAGE_BYTES}]);
+    const first = apply(indexOf, head, ["\\n"]);
+    if (first < 0) return head;
+    const second = apply(indexOf, head, ["\\n", first + 1]);
+    return apply(sliceText, head, [0, first]) + " " + apply(sliceText, head, [first + 1, second < 0 ? head.length : second]);
+  }};
+  const error = (kind, values) => {{
+    errors += 1;
+    if (errors > {MAX_ERRORS}) return flood("more than {MAX_ERRORS} errors and rejections");
+    let said = "";
+    for (let i = 0; i < values.length && i < 8; i++) said += (i ? " " : "") + lines(describe(values[i]));
+    send(kind, said);
+  }};
+  addEventListener("error", (event) => {{
+    if (!(event instanceof ErrorEventType)) return;  // a resource that failed to load: not an exception
+    apply(preventDefault, event, []);
+    try {{
+      let thrown = apply(errorOf, event, []);
+      if (thrown === undefined || thrown === null) thrown = apply(messageOf, event, []);
+      error("uncaught", [thrown]);
+    }} catch (e) {{
+      error("uncaught", ["an error the harness could not read"]);
+    }}
+  }}, true);
+  addEventListener("unhandledrejection", (event) => {{
+    apply(preventDefault, event, []);
+    try {{
+      error("rejection", [apply(reasonOf, event, [])]);
+    }} catch (e) {{
+      error("rejection", ["a rejection the harness could not read"]);
+    }}
+  }}, true);
+  const console = globalThis.console;
+  for (const key of ownKeys(console)) {{
+    if (typeof console[key] !== "function") continue;
+    console[key] = key === "error" ? (...values) => error("console", values)
+      : key === "assert" ? (condition, ...values) => {{ if (!condition) error("console", ["Assertion failed:", ...values]); }}
+      : () => {{ consoles += 1; if (consoles > {MAX_CONSOLE}) flood("more than {MAX_CONSOLE} console messages"); }};
+  }}
   for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "WebTransport"]) {{
     const original = globalThis[name];
     if (typeof original !== "function") continue;
     globalThis[name] = new Proxy(original, {{
       construct(target, args, newTarget) {{
+        attempts += 1;
+        if (attempts > {MAX_ATTEMPTS}) flood("more than {MAX_ATTEMPTS} network attempts");
         let detail = "";
-        try {{ detail = name === "WebTransport" ? String(args[0]) : stringify(args[0] && args[0].iceServers); }}
+        try {{ detail = name === "WebTransport" ? text(args[0]) : stringify(args[0] && args[0].iceServers); }}
         catch (e) {{}}
-        report("attempt " + name + " " + detail);
+        send("attempt", name + " " + apply(sliceText, detail, [0, {MAX_MESSAGE_BYTES}]));
         return construct(target, args, newTarget);
       }},
     }});
   }}
-  let errors = 0;
-  const count = (event) => {{
-    errors += 1;
-    if (errors <= {MAX_ERRORS}) return;
-    event.preventDefault();
-    if (errors === {MAX_ERRORS} + 1) report("flood more than {MAX_ERRORS} errors and rejections");
-  }};
-  addEventListener("error", count, true);
-  addEventListener("unhandledrejection", count, true);
 }})();
 """

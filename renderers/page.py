@@ -18,14 +18,16 @@ import binascii
 import json
 import struct
 import uuid
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 from ground.records import RenderResult
 from renderers import harness
 from renderers.coverage import paint_coverage
+from renderers.domains import Driver
 from renderers.paper import on_paper
-from renderers.watch import RenderWatch, scrubbed
+from renderers.watch import RenderWatch, kept
 
 
 # After an uncaught error, how long the finish mark may still come: the old in-page probe's 50 ms, which
@@ -43,8 +45,8 @@ def png_size(png: bytes) -> tuple[int, int]:
     return width, height
 
 
-class PageCrashed(RuntimeError):
-    """The slot's page crashed under the render (the heap cap, a runaway sketch)."""
+class RendererLost(RuntimeError):
+    """The slot's renderer process, its browser or the driver died under the render."""
 
 
 @dataclass
@@ -72,8 +74,8 @@ class Outcome:
             seed=seed,
             coverage=paint_coverage(png) if png else None,
             finished=self.reason in ("setup", "draw"),
-            errors=self.errors,
-            blocked_requests=self.blocked,
+            errors=kept(self.errors),
+            blocked_requests=kept(self.blocked),
             render_ms=render_ms,
             draw_ms=self.draw_ms,
             fault=self.fault,
@@ -83,15 +85,24 @@ class Outcome:
 
 @dataclass
 class Slot:
-    """A context + host page on one browser; `renders` counts sketches run, for periodic recycling."""
+    """A context + host page on one browser; `renders` counts sketches run, for periodic recycling.
+
+    It lives as long as its page, its browser (`browser_lost`, set when Chromium disconnects) and the driver (`driver`,
+    whose `lost` is set when the Node process dies): `lost()` names the first of them that died, and every wait of a
+    render ends with RendererLost when one does. `mounted` says whether the current render's sketch was handed to the
+    page: before that, a render that fails did not run its sketch.
+    """
 
     browser: Any
     context: Any
     page: Any
     libraries: dict[str, bytes]
+    driver: Driver
+    browser_lost: asyncio.Event
     watch: Any = None
     renders: int = 0
     crashed: bool = False
+    mounted: bool = False
     _files: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     _once: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     blocked: list[str] = field(default_factory=list)
@@ -100,9 +111,16 @@ class Slot:
     _dead: asyncio.Event = field(default_factory=asyncio.Event)
 
     @classmethod
-    async def open(cls, browser, libraries: dict[str, bytes]) -> Slot:
+    async def open(cls, browser, libraries: dict[str, bytes], driver: Driver, browser_lost: asyncio.Event) -> Slot:
         context = await browser.new_context(viewport={"width": 700, "height": 700}, device_scale_factor=1)
-        slot = cls(browser=browser, context=context, page=None, libraries=libraries)
+        slot = cls(
+            browser=browser,
+            context=context,
+            page=None,
+            libraries=libraries,
+            driver=driver,
+            browser_lost=browser_lost,
+        )
         js = "text/javascript; charset=utf-8"
         slot._files = {
             "/": (harness.HOST_HTML.encode(), "text/html"),
@@ -121,17 +139,29 @@ class Slot:
         self.crashed = True
         self._dead.set()  # a crashed page never answers a pending protocol call: wake whoever waits on one
 
+    def lost(self) -> str:
+        """What died under this slot, or "" while its page, browser and driver all live."""
+        if self.driver.lost.is_set():
+            return "the Playwright driver died"
+        if self.browser_lost.is_set() or not self.browser.is_connected():
+            return "Chromium disconnected"
+        return "the page's renderer crashed" if self.crashed else ""
+
     async def _until(self, awaitable) -> Any:
-        """Await `awaitable` unless the page crashes first; then raise PageCrashed."""
-        task, dead = asyncio.ensure_future(awaitable), asyncio.ensure_future(self._dead.wait())
+        """Await `awaitable` unless the page, its browser or the driver dies first; then raise RendererLost."""
+        task = asyncio.ensure_future(awaitable)
+        deaths = [asyncio.ensure_future(event.wait()) for event in (self._dead, self.browser_lost, self.driver.lost)]
         try:
-            await asyncio.wait({task, dead}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({task, *deaths}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            dead.cancel()
+            for death in deaths:
+                death.cancel()
             if not task.done():
                 task.cancel()
-        if self.crashed:
-            raise PageCrashed("the page crashed")
+        if self.lost():
+            if task.done() and not task.cancelled():
+                task.exception()  # failed with the death, which is what the caller hears: not an unread error
+            raise RendererLost(self.lost())
         return task.result()
 
     async def _route(self, route) -> None:
@@ -150,20 +180,29 @@ class Slot:
             return
         await self._answer(route.fulfill(status=200, body=body, content_type=content_type, headers=headers))
 
-    async def _answer(self, reply) -> None:
+    async def _answer(self, reply, route: bool = True) -> None:
         """Send the router's reply; a frame or context closed meanwhile (a retired slot) needs none, and Playwright
-        would otherwise print a traceback per request: a request flood printed 8,228 of them."""
+        would otherwise print a traceback per request: a request flood printed 8,228 of them.
+
+        A route's reply through a dead driver fails without Playwright counting the route as handled, and the handler
+        would wait for that forever: a pending task that asyncio logs as an error when it is collected. So the
+        context's routes are dropped first (ignoring their errors, Playwright's own way out) and the error is let
+        through, which ends the handler quietly."""
         from playwright.async_api import Error as PlaywrightError
 
         try:
             await reply
         except PlaywrightError:
-            pass
+            if not (route and self.driver.lost.is_set()):
+                return
+            with suppress(PlaywrightError):
+                await self.context.unroute_all(behavior="ignoreErrors")
+            raise
 
     def _block(self, url: str) -> None:
         """Record a refused request; past the watcher's cap the render is a flood."""
         if len(self.blocked) < MAX_BLOCKED:
-            self.blocked.append(scrubbed(url, 200))
+            self.blocked.append(self.watch.scrub(url, 200))
         else:
             self.watch.flood(f"more than {MAX_BLOCKED} network requests")
 
@@ -181,11 +220,12 @@ class Slot:
 
     async def _refuse_web_socket(self, ws) -> None:
         self._block(ws.url)
-        await self._answer(ws.close(code=1008, reason="network access is not allowed"))
+        await self._answer(ws.close(code=1008, reason="network access is not allowed"), route=False)
 
     async def run(self, source: str, seed: int, size: int) -> Outcome:
         """Mount a fresh frame for `source` and wait until it has painted; the caller enforces the deadline."""
         self.renders += 1
+        self.mounted = False
         self.blocked = []
         token = self._token = f"/r/{uuid.uuid4().hex}/"  # matches watch.TOKEN
         mark = "done:" + uuid.uuid4().hex + ":"
@@ -198,7 +238,8 @@ class Slot:
         watch = self.watch
         watch.begin(token)
         self._frame = None
-        await self.page.evaluate(harness.MOUNT_FRAME_JS, token + "index.html")
+        await self._until(self.page.evaluate(harness.MOUNT_FRAME_JS, token + "index.html"))
+        self.mounted = True
         await self._until(watch.world)
         self._frame = next((frame for frame in self.page.frames if token in frame.url), None)
         finished = asyncio.ensure_future(watch.evaluate(f"__wcWatch.finished({json.dumps(mark)})"))
@@ -236,9 +277,9 @@ class Slot:
             outcome.width, outcome.height = state["w"], state["h"]
             self.watch.note_refused(state["policy"])
             hints = list(state["hints"]) + await self._until(self.watch.child_reports())
-            outcome.blocked = [scrubbed(str(hint), 200) for hint in hints]
+            outcome.blocked = [self.watch.scrub(str(hint), 200) for hint in hints]
             if state["refused"]:
-                outcome.fault, outcome.fault_detail = (scrubbed(str(part)) for part in state["refused"])
+                outcome.fault, outcome.fault_detail = (self.watch.scrub(str(part)) for part in state["refused"])
             elif state["oversize"]:
                 outcome.fault = "oversize"
                 outcome.fault_detail = f"the canvas is {state['w']}x{state['h']}; the limit is {size}x{size}"
@@ -252,12 +293,13 @@ class Slot:
                 if max(png_size(png)) > size:
                     raise ValueError(f"the PNG is {png_size(png)}, over {size}x{size}")
                 outcome.png = png
-        except PageCrashed:
+        except RendererLost:
             raise
         except (PlaywrightError, RuntimeError, ValueError, binascii.Error, KeyError, TypeError, IndexError) as error:
-            if self.crashed or not self.browser.is_connected():
-                raise
-            outcome.png, outcome.fault, outcome.fault_detail = None, "readback", scrubbed(f"readback failed: {error}")
+            if self.lost():
+                raise RendererLost(self.lost()) from error
+            outcome.png, outcome.fault = None, "readback"
+            outcome.fault_detail = self.watch.scrub(f"readback failed: {error}")
 
     async def close(self) -> None:
         await self.context.close()

@@ -1,14 +1,17 @@
 """What a render's frame did, heard from outside its realm: DevTools protocol events on the slot's page.
 
-Errors, navigations and WebRTC attempts come from the protocol, not from an in-page collector, so a sketch
-that replaces `console.error`, `window.onerror` or any harness object changes nothing here. Events are kept
-only for the render's own frame and the frames it creates, so a late event of the previous render (its frame
-is removed before the next is mounted) is not blamed on the next sketch.
+Errors, console errors and WebRTC attempts arrive as the reports of the harness's tripwire (renderers/harness.py),
+which runs before any script of the frame, bounds each channel in count and bytes inside the page and cancels the
+originals, so nothing unbounded crosses DevTools; navigations and contexts are the protocol's own events. The sketch
+reaches none of it: replacing `console.error`, `window.onerror` or any harness object changes nothing here. Events
+are kept only for the render's own frame and the frames it creates, so a late event of the previous render (its
+frame is removed before the next is mounted) is not blamed on the next sketch. Every text leaves as `scrubbed`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 
@@ -18,17 +21,66 @@ from renderers import harness
 
 # Each render's files live under a random token; texts drop it so equal sketches report equal errors, and no
 # verdict carries the path of a render's one-time files, whole or cut short (a refusal quotes 24 characters of a
-# string the sketch chose, which can start at the token).
+# string the sketch chose, which can start at the token), nor the token's own digits.
 TOKEN = re.compile(r"/r/[0-9a-f]{1,32}/?")
 MAX_ATTEMPTS = 20
+# Bytes a verdict string may take in a JSON line that escapes everything but printable ASCII (the CLI's, Python's
+# default): 500 characters of ASCII, 41 astral characters (12 bytes each).
 MAX_TEXT = 500
+# A render's errors and its blocked requests together stay under this, so its whole verdict stays under 16 kB
+# (rewards.gate.VERDICT_BYTES); the rest is counted in a last line.
+MAX_RESULT_BYTES = 6_144
+# The tripwire's reports of what the page threw or logged, by kind, as the verdict names them.
+REPORTS = {"uncaught": "uncaught", "rejection": "unhandled rejection", "console": "console"}
 # Child frames whose link hints are read: a sketch that floods frames should not buy itself protocol calls.
 MAX_CHILD_FRAMES = 8
+CUT = " [cut]"
 
 
-def scrubbed(text: str, limit: int = MAX_TEXT) -> str:
-    """A string the sketch wrote or provoked, as a verdict carries it: no render token, valid UTF-8, capped."""
-    return valid_text(TOKEN.sub("/", text))[:limit]
+def json_bytes(text: str) -> int:
+    """Bytes `text` takes as a JSON string escaped to ASCII, quotes left out."""
+    return len(json.dumps(text)) - 2
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` in at most `limit` bytes of escaped JSON, ending in CUT when something was left out."""
+    head = text[: limit + 1]  # a character is a byte at least
+    if len(head) <= limit and json_bytes(head) <= limit:
+        return head
+    low, high = 0, min(len(head), limit - len(CUT))
+    while low < high:  # the longest prefix that fits beside the mark
+        middle = (low + high + 1) // 2
+        if json_bytes(head[:middle]) <= limit - len(CUT):
+            low = middle
+        else:
+            high = middle - 1
+    return head[:low] + CUT
+
+
+def scrubbed(text: str, limit: int = MAX_TEXT, token: str = "") -> str:
+    """A string the sketch wrote or provoked, as a verdict carries it: valid UTF-8, capped in bytes, and with no render
+    token left in it: the token's path is removed until none is, since removing one can join what surrounds it into
+    another (`/r/0` + a token + `r/<its digits>/`), and so are the digits of `token`, the render's own."""
+    digits = token.strip("/").removeprefix("r/")  # the token is `/r/<32 hex digits>/`
+    text = text[: 4 * limit]
+    while True:
+        clean = TOKEN.sub("/", text)
+        if digits:
+            clean = clean.replace(digits, "")
+        if clean == text:
+            return cut(valid_text(clean), limit)
+        text = clean
+
+
+def kept(texts: list[str], budget: int = MAX_RESULT_BYTES // 2) -> list[str]:
+    """The first `texts` that fit in `budget` bytes of escaped JSON, and a line counting the rest: a render's errors
+    and its blocked requests get half of MAX_RESULT_BYTES each."""
+    spent = 0
+    for index, text in enumerate(texts):
+        spent += json_bytes(text) + 4  # quotes, a comma and a space
+        if spent > budget:
+            return texts[:index] + [f"... and {len(texts) - index} more, cut to keep the verdict under 16 kB"]
+    return texts
 
 
 def _describe(details: dict) -> str:
@@ -123,6 +175,10 @@ class RenderWatch:
             self.note_refused(reports["refused"])
         return hints
 
+    def scrub(self, text: str, limit: int = MAX_TEXT) -> str:
+        """`scrubbed` with this render's token."""
+        return scrubbed(text, limit, self.token)
+
     def note_refused(self, refused: list[list[str]]) -> None:
         """What the content security policy refused, as a watcher recorded it: code is an error, a load an attempt.
 
@@ -131,7 +187,7 @@ class RenderWatch:
         harness did not serve, like a request the router aborts: a network attempt.
         """
         for kind, text in refused:
-            text = scrubbed(str(text))
+            text = self.scrub(str(text))
             if kind == "code":
                 self._error(f"content security policy: {text}")
             else:
@@ -140,7 +196,7 @@ class RenderWatch:
     def attempt(self, text: str) -> None:
         """Record a network attempt; past MAX_ATTEMPTS the render is a flood."""
         if len(self.attempts) < MAX_ATTEMPTS:
-            self.attempts.append(scrubbed(text, 200))
+            self.attempts.append(self.scrub(text, 200))
         else:
             self.flood(f"more than {MAX_ATTEMPTS} network attempts")
 
@@ -185,22 +241,24 @@ class RenderWatch:
             self._navigation(event.get("url", ""))
 
     def _navigation(self, url: str) -> None:
-        self.navigations.append(scrubbed(url, 200))
+        self.navigations.append(self.scrub(url, 200))
         self.trouble.set()
 
     def _on_exception(self, event: dict) -> None:
+        """An exception the tripwire did not cancel (it cancels every one it hears)."""
         details = event["exceptionDetails"]
         if self._mine(details.get("executionContextId")):
             self._error(_describe(details))
             self.trouble.set()  # p5 stops at an uncaught error: the finish mark may never come
 
     def _on_console(self, event: dict) -> None:
+        """A console message of the original console (the tripwire replaces it before any script runs)."""
         if event["type"] in ("error", "assert") and self._mine(event.get("executionContextId")):
             self._error(_console_text(event))
 
     def _error(self, text: str) -> None:
         if len(self.errors) < harness.MAX_ERRORS:
-            self.errors.append(scrubbed(text))
+            self.errors.append(self.scrub(text))
         else:
             self.flood(f"more than {harness.MAX_ERRORS} errors")
 
@@ -210,5 +268,9 @@ class RenderWatch:
         kind, _, payload = event["payload"].partition(" ")
         if kind == "flood":
             self.flood(payload)
-        else:
+        elif kind == "attempt":
             self.attempt(payload)
+        else:
+            self._error(f"{REPORTS[kind]}: {payload}")
+            if kind != "console":
+                self.trouble.set()  # p5 stops at an uncaught error: the finish mark may never come

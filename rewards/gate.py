@@ -25,16 +25,16 @@ records a dead letter and the rollout's reward is None.
 | `global_write` | static | assigning to a global (`Math.random = ...`, `brush.fill = ...`) or to an undeclared name |
 | `ambiguous_source` | static | text V8 may read otherwise: HTML-like comments, bare CR, U+2028/9, invisible characters |
 | `no_painting_calls` | static | no `brush.endShape` or `brush.circle` call anywhere |
-| `render_timeout` | render | the page ran past the browser pool's deadline and was killed |
-| `render_crashed` | render | the page crashed (the heap cap, a runaway sketch) |
+| `render_timeout` | render | the page ran past the browser pool's deadline and its renderer answered once the sketch was stopped (a hung renderer runs the sketch again alone; hung again, it is this) |
+| `render_crashed` | render | the page's renderer, its browser or the driver died under the sketch, and again with it alone on a fresh renderer (the heap cap, a runaway sketch) |
 | `no_canvas` | render | the page finished without a canvas to read back (and without another fault or error) |
 | `navigation` | render | the sketch navigated its frame (reloaded it, or sent it to another address) |
 | `readback_failed` | render | the picture could not be read from the canvas the harness knows as the sketch's |
 | `oversize_picture` | render | the canvas is larger than the requested size (`pixelDensity` after `createCanvas`) |
-| `render_fault` | render | the sketch broke the render harness some other way while its browser lived |
+| `render_fault` | render | the sketch broke the render harness some other way, and again alone on a fresh renderer |
 | `canvas_size` | static, render | `createCanvas` with a side other than the prompt's 600 (at render: no canvas is made) |
 | `not_webgl` | render | also at render time: `createCanvas` without WEBGL, however the mode was spelled |
-| `flood` | render | more brush calls, errors, network attempts or requests than the harness keeps; the render ends |
+| `flood` | render | more brush calls, errors, console messages, bytes of errors, network attempts or requests than the harness keeps; the render ends |
 | `network_attempt` | render | the page attempted a network connection: a request, a WebSocket, WebRTC, a link hint |
 | `runtime_error` | render | an uncaught error, a rejected promise or a console error |
 | `blank_canvas` | render | paint coverage below `coverage_floor` |
@@ -52,6 +52,7 @@ from ground.records import GateVerdict, RenderResult, sketch_hash
 from ground.settings import GateSettings
 from ground.sketch import candidate_source, inventory
 from renderers import RendererUnavailable
+from renderers.watch import cut, json_bytes
 from rewards.picture_rules import TextReaderMissing, dark_ground, painted_text
 
 
@@ -106,7 +107,17 @@ async def gate(
 ) -> GateVerdict:
     """Static checks, then one render of what passed them; the render rides on the verdict for scoring."""
     settings = settings or GateSettings()
-    verdict = static_check(completion, settings)
+    return await rendered(await checked(completion, settings), renderer, seed, settings)
+
+
+async def checked(completion: str, settings: GateSettings) -> GateVerdict:
+    """`static_check` in a worker thread: the check is linear, but a sketch at a raised length limit takes up to a
+    second to read (docs/rendering.md), and the loop that awaits it also drives every other render and score."""
+    return await asyncio.to_thread(static_check, completion, settings)
+
+
+async def rendered(verdict: GateVerdict, renderer: Renderer, seed: int, settings: GateSettings) -> GateVerdict:
+    """The verdict of the static checks after one render of what passed them; a refusal comes back as it was."""
     if not verdict.passed or verdict.sketch is None:
         return verdict
     try:
@@ -170,19 +181,36 @@ def runtime_violations(render: RenderResult, coverage_floor: float) -> dict[str,
     return capped(details)
 
 
-# Reasons kept per violation code. A sketch with 3,000 refused names, or a render with thousands of attempts, made
-# one verdict line megabytes long (30 MB measured); the count of the rest is enough to act on. A reason is at most
-# MAX_REASON_CHARS long: a refused name can be a 20,000-character identifier.
+# A verdict, serialised as the CLI's JSON line or the store's record (its sketch and picture aside), is at most
+# VERDICT_BYTES, whatever the characters: counted as JSON escaped to ASCII, where an astral character is 12 bytes
+# (20 reasons of 500 astral characters made 115 kB and 239 kB lines from a 1 kB sketch). Its details keep to
+# DETAILS_BYTES, the render's own texts to renderers.watch.MAX_RESULT_BYTES, and the rest (codes, counts, numbers
+# and the lines that say what was cut) fits in what is left. Reasons kept per code: MAX_REASONS (a sketch with 3,000
+# refused names made a 30 MB line), each at most MAX_REASON_BYTES (a refused name can be a 20,000-character
+# identifier); the count of the rest is enough to act on.
+VERDICT_BYTES = 16_384
+DETAILS_BYTES = 5_120
 MAX_REASONS = 20
-MAX_REASON_CHARS = 500
+MAX_REASON_BYTES = 500
 
 
 def capped(details: dict[str, list[str]]) -> dict[str, list[str]]:
-    """The codes that have reasons, each with at most MAX_REASONS of them plus a line counting the rest."""
-    out = {}
+    """The codes that have reasons, each with the reasons that fit (at most MAX_REASONS, DETAILS_BYTES in all) and a
+    line counting the rest, which says when the verdict's size cut them."""
+    out, spent = {}, 0
     for code, reasons in details.items():
-        if reasons:
-            rest = len(reasons) - MAX_REASONS
-            kept = [reason[:MAX_REASON_CHARS] for reason in reasons[:MAX_REASONS]]
-            out[code] = kept + ([f"... and {rest} more"] if rest > 0 else [])
+        if not reasons:
+            continue
+        kept = []
+        for reason in reasons[:MAX_REASONS]:
+            reason = cut(reason, MAX_REASON_BYTES)
+            spent += json_bytes(reason) + 4  # quotes, a comma and a space
+            if spent > DETAILS_BYTES:
+                break
+            kept.append(reason)
+        rest = len(reasons) - len(kept)
+        if rest:
+            cut_short = len(kept) < min(len(reasons), MAX_REASONS)
+            kept.append(f"... and {rest} more" + (", cut to keep the verdict under 16 kB" if cut_short else ""))
+        out[code] = kept
     return out

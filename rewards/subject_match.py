@@ -124,7 +124,7 @@ def match_pixels(pixels: Pixels, subject: str) -> SubjectMatch:
     centre = distance <= HEART_RADIUS * max(h, w)
     # The petals are the paint outside twice the heart's radius (its bleed, and a centroid that faint washes pull
     # off the heart): counted over all the paint, a white hibiscus with a red eye read as a peach one
-    # (docs/experiments/2026-12-01-colour-blind-warm-start.md).
+    # (lab/studies/2026-12-01-colour-blind-warm-start.md).
     petals = _petal_share(pixels, distance > 2 * HEART_RADIUS * max(h, w), colours.petals)
     heart = _heart_share(pixels, centre, colours)
     return SubjectMatch(petals, heart, PETAL_SHARE * petals + (1.0 - PETAL_SHARE) * heart)

@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from rewards.gate import Renderer
 
 
-# The browser pool relaunches a browser that died under a render, so one more attempt usually lands on a fresh one.
+# The browser pool retries a render its renderer broke under, and raises RendererUnavailable only when it could not make
+# itself whole (a launch failed): one more attempt gives a passing shortage (memory, say) a second chance.
 RENDER_ATTEMPTS = 2
 
 # A rollout waiting for a service term's answer: its parts, its picture and the answer's cache key.
@@ -290,18 +291,18 @@ class ScoringEngine:
 
     async def _admit(self, clients: _Clients, text: str, part: RewardParts, step: int | None) -> None:
         from renderers import RendererUnavailable
-        from rewards.gate import gate, static_check
+        from rewards.gate import checked, rendered
 
         started = time.perf_counter()
         settings = self.settings
+        static = await checked(text, settings.gate)  # once: a retried render reads the same sketch
         for attempt in range(1, RENDER_ATTEMPTS + 1):
             try:
-                verdict = await gate(text, clients.renderer, seed=settings.render.seed, settings=settings.gate)
+                verdict = await rendered(static, clients.renderer, settings.render.seed, settings.gate)
                 break
             except RendererUnavailable as error:
                 if attempt == RENDER_ATTEMPTS:
-                    sketch = static_check(text, settings=settings.gate).sketch_hash
-                    self._fail(part, dead_letter("render", error, sketch, step, attempts=attempt))
+                    self._fail(part, dead_letter("render", error, static.sketch_hash, step, attempts=attempt))
                     return
         part.timings_ms["gate"] = _ms(started)
         part.verdict = verdict

@@ -122,6 +122,12 @@ CASES = [
     ("eval", wrap('eval("1");'), "external_access", ["eval"]),
     ("unicode-escaped-eval", wrap('\\u0065val("1"); f\\u{65}tch(1);'), "external_access", ["eval", "fetch"]),
     ("unicode-escaped-method", wrap("brush.l\\u0069ne(1, 2, 3, 4);"), "outside_allowlist", ["line"]),
+    (
+        "escape-with-leading-zeros",  # V8 reads \u{0000000065} as e: any number of zeros may lead
+        wrap('\\u{0000000065}val("1"); const s = "\\u{000000063}onstructor";'),
+        "external_access",
+        ["a string naming constructor", "eval"],
+    ),
     ("function-ctor", wrap('Function("return 1")();'), "external_access", ["Function"]),
     ("constructor-chain", wrap('(() => 0).constructor("return 1")();'), "external_access", ["(() => 0).constructor"]),
     ("timer-string", wrap('setTimeout("go()", 1);'), "external_access", ["setTimeout with a string of code"]),

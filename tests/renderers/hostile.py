@@ -4,6 +4,7 @@ attacks are wrapped around, and each fixture's expected verdict, named on its fi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ground.records import GateVerdict, RenderResult, RewardParts
 
@@ -45,3 +46,14 @@ def reward_parts_json(render: RenderResult, details: dict[str, list[str]]) -> st
     return RewardParts(reward=None if not details else 0.0, verdict=verdict).model_dump_json(
         exclude={"verdict": {"render": {"png"}}}
     )
+
+
+def frames_of(pool: Any) -> list:
+    """Every frame of every page of a started pool, as Playwright knows them: for running a page's own code in one."""
+    return [
+        frame
+        for browser in pool._browsers
+        for context in browser.contexts
+        for page in context.pages
+        for frame in page.frames
+    ]

@@ -15,6 +15,7 @@ import pytest_asyncio
 from PIL import Image
 
 from renderers import BrowserPool, RendererUnavailable, render_many
+from tests.renderers.hostile import frames_of
 
 
 pytestmark = pytest.mark.browser
@@ -97,9 +98,9 @@ async def test_every_kind_of_network_request_from_the_frame_is_aborted_and_recor
       for (const attempt of attempts) { try { attempt(); } catch (e) {} }
     }"""
     rendering = asyncio.ensure_future(short_pool.render(NEVER))
-    while not any("/r/" in frame.url for frame in _pages(short_pool)):
+    while not any("/r/" in frame.url for frame in frames_of(short_pool)):
         await asyncio.sleep(0.05)
-    frame = next(frame for frame in _pages(short_pool) if "/r/" in frame.url)
+    frame = next(frame for frame in frames_of(short_pool) if "/r/" in frame.url)
     await frame.evaluate(attempts)
     result = await rendering
     hosts = {url.split("/")[2] for url in result.blocked_requests if url.startswith(("http", "ws"))}
@@ -109,16 +110,6 @@ async def test_every_kind_of_network_request_from_the_frame_is_aborted_and_recor
     assert expected <= hosts
     assert any(line.startswith("RTCPeerConnection") for line in result.blocked_requests)
     assert result.timed_out
-
-
-def _pages(pool: BrowserPool) -> list:
-    return [
-        frame
-        for browser in pool._browsers
-        for context in browser.contexts
-        for page in context.pages
-        for frame in page.frames
-    ]
 
 
 async def test_runaway_sketches_are_killed_at_the_deadline_and_the_pool_recovers(short_pool):

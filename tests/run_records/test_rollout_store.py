@@ -10,6 +10,7 @@ from PIL import Image
 from transformers import TrainerState
 
 from ground.records import DeadLetter, GateVerdict, RenderResult, RewardParts, sketch_hash
+from ground.sketch import inventory
 from watercolour.run_records.curves import CurvesFile, columns, curve_row, rollout_summary
 from watercolour.run_records.rollout_store import RolloutStore, gallery_items
 
@@ -33,6 +34,7 @@ def scored(flower_sketch: str) -> list[RewardParts]:
             passed=True,
             sketch=flower_sketch,
             sketch_hash=sketch_hash(flower_sketch),
+            counts=inventory(flower_sketch).counts(),  # as the gate counts them
             render=RenderResult(ok=True, png=png_bytes("salmon"), coverage=0.31, render_ms=850.0),
         ),
         timings_ms={"gate": 900.0},

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from pathlib import Path
 from statistics import fmean, median
 from typing import Any
 
 from ground.files import write_atomic
-from ground.sketch import inventory
 from rewards.scoring.terms import reward_terms
 
 
@@ -92,7 +92,7 @@ def rollout_summary(rows: list[dict[str, Any]]) -> dict[str, float | None]:
         float(counts["shapes"] + counts["circles"])
         for row in rows
         if row["sketch"] is not None
-        for counts in [inventory(row["sketch"]).counts()]
+        for counts in [json.loads(row["parts"])["verdict"]["counts"]]  # the gate's inventory, not a second one
     ]
     return {
         "rollouts/reward_median": median(rewards) if rewards else None,
