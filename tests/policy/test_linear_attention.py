@@ -178,7 +178,7 @@ def test_a_layer_that_cannot_be_rerouted_is_refused_with_the_fix(monkeypatch: py
     monkeypatch.setitem(sys.modules, module.__name__, module)
     layer_class = type("ElsewhereGatedDeltaNet", (torch.nn.Module,), {"__module__": module.__name__})
     model = torch.nn.Sequential(layer_class())
-    with pytest.raises(GatedDeltaBackwardUnavailable, match="install tilelang"):
+    with pytest.raises(GatedDeltaBackwardUnavailable, match="make gpu-setup"):
         route_gated_delta_rule(model, KernelFacts(fla=True, fla_backward_correct=False))
 
 

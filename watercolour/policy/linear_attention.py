@@ -45,8 +45,8 @@ CHUNK_FUNCTION = "torch_chunk_gated_delta_rule"
 # The one they call for one token with a cache: a decode step.
 RECURRENT_FUNCTION = "torch_recurrent_gated_delta_rule"
 FIX = (
-    "install tilelang (pip install tilelang==0.1.15; fla then takes that kernel from TileLang) or torch>=2.13 "
-    "(Triton 3.7.1)"
+    "run `make gpu-setup` (the measured stack: TileLang 0.1.15 and CUDA 13.0's compiler, from which fla takes that "
+    "kernel) or install torch>=2.13 (Triton 3.7.1)"
 )
 
 
@@ -55,7 +55,7 @@ FIX = (
 ROUTE_LINES: dict[Route, str] = {
     "fla": "Gated DeltaNet: fla's kernels in the rollouts and the update (fla's backward is correct on this machine)",
     "torch": "Gated DeltaNet: the project's torch implementation of the rule in the rollouts and the update (fla is "
-    "not installed; on a GPU, install flash-linear-attention for its kernels)",
+    "not installed; on a GPU, `make gpu-setup` installs it and its kernels)",
     "fla-rollouts": "Gated DeltaNet: fla's backward is wrong on this GPU, so updates use the project's torch "
     f"implementation of the rule (correct, slower than fla's kernel): {FIX}",
 }
