@@ -38,6 +38,7 @@ import numpy as np
 from PIL import Image
 
 from renderers.coverage import PAINT_THRESHOLD, paper_colour
+from rewards.writing_detector import WritingDetectorMissing, writing_by_shape
 
 
 PALE_PAPER = 180.0  # luminance of the paper colour, 0-255
@@ -58,6 +59,8 @@ READINGS: tuple[tuple[float, int, int], ...] = tuple(
 FIRST_READING_BAR = 75.0
 OTHER_READINGS_BAR = 88.0
 TWO_DIGITS_BAR = 90.0
+# A word counts only when another reading reads the same letters at this confidence or more (`supported`).
+AGAIN_BAR = 50.0
 LUMINANCE = np.array([0.2126, 0.7152, 0.0722])
 
 
@@ -128,19 +131,39 @@ def counts_as_text(word: str, confidence: float, reading: int) -> bool:
 
 
 class TextReaderMissing(RuntimeError):
-    """Tesseract is not installed: an infrastructure fault, not a verdict."""
+    """Tesseract or the writing detector is not installed: an infrastructure fault, not a verdict."""
+
+
+def supported(words: Words) -> list[tuple[str, float, int]]:
+    """The words that count as text (`counts_as_text`) and that the picture supports: read again, the same letters in
+    another reading at AGAIN_BAR or more. A texture read once as a word, however confidently, is not writing."""
+    again: dict[str, set[int]] = {}
+    for word, confidence, reading in words:
+        if confidence >= AGAIN_BAR:
+            again.setdefault(re.sub(r"[^0-9A-Za-z]", "", word).upper(), set()).add(reading)
+    return [
+        (word, confidence, reading)
+        for word, confidence, reading in words
+        if counts_as_text(word, confidence, reading)
+        and again.get(re.sub(r"[^0-9A-Za-z]", "", word).upper(), set()) - {reading}
+    ]
 
 
 async def painted_text(png: bytes) -> list[str]:
-    """The words Tesseract reads in the picture with enough confidence (`counts_as_text`), as verdict details."""
-    words = await asyncio.wrap_future(READER.words(png))
+    """Writing in the picture, as verdict details: the words Tesseract reads and the picture supports (`supported`),
+    then the lines of writing and the rating stars found by their shape (`rewards.writing_detector`), side by side."""
+    try:
+        words, shapes = await asyncio.gather(
+            asyncio.wrap_future(READER.words(png)), asyncio.to_thread(writing_by_shape, png)
+        )
+    except WritingDetectorMissing as error:
+        raise TextReaderMissing(str(error)) from error
     found = []
-    for word, confidence, reading in words:
-        if counts_as_text(word, confidence, reading):
-            turn = READINGS[reading][2]
-            read = f"turned {turn} degrees" if turn else "level"
-            found.append(f'"{word}" read {read} at confidence {confidence:.0f}: letters and digits are not painting')
-    return found
+    for word, confidence, reading in supported(words):
+        turn = READINGS[reading][2]
+        read = f"turned {turn} degrees" if turn else "level"
+        found.append(f'"{word}" read {read} at confidence {confidence:.0f}: letters and digits are not painting')
+    return found + shapes
 
 
 # Each word Tesseract read in a picture, with its confidence and the index of the reading (READINGS) it came from.
