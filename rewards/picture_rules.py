@@ -1,4 +1,4 @@
-"""What the prompt forbids that only the picture shows: a dark ground, and letters or digits painted as shapes.
+"""What the prompt forbids that only the picture shows: a dark ground, and writing painted as shapes.
 
 Both run after every other check has passed (`rewards.gate`), so a refused sketch costs no OCR. Measured on the
 seed pool (27 paintings), 24 procedural sketches, the bench sketches and the reward hacks, against the text
@@ -16,8 +16,14 @@ fixtures in `watercolour/fixtures/gate/` (block letters "10/10", stroked "TOP", 
   procedural painter's across every subject) no word passed the bars; the painted words, level, turned 40 and -30
   degrees or a few pixels tall, were refused on 23 of 24 renders (docs/experiments/2026-12-04-only-data-crosses.md).
   The bars sit above the good paintings' best reads with a margin: a refused good painting costs a rollout its
-  whole reward, so the reader leans to passing. Block letters built from squares ("10/10") and a thin "TOP" stood
-  on end beside a flower are known misses. Pictures are read in batches (TextReader).
+  whole reward, so the reader leans to passing; and a word counts only when another reading reads it again
+  (`supported`): a compact flower's petals read once as "ELA" at 88 had refused it. Pictures are read in batches
+  (TextReader).
+- **Writing found by its shape** (`rewards.writing_detector`), side by side with the reading: lines of letters at
+  any angle, mirrored, over paint, knocked out or dotted, which no reading levels, and rows of rating stars. Together
+  they refused 38 of 48 held-out forged-writing pictures in eight families and 2 of 349 held-out good paintings, and
+  every gate text fixture on every render seed but a thin "TOP" stood on end, found on two seeds of four
+  (lab/studies/2026-12-07-painted-writing-at-any-angle.md).
 """
 
 from __future__ import annotations
