@@ -44,7 +44,8 @@ import numpy as np
 from PIL import Image
 
 from renderers.coverage import PAINT_THRESHOLD, paper_colour
-from rewards.writing_detector import WritingDetectorMissing, writing_by_shape
+from rewards.writing_detector import writing_by_shape
+from rewards.writing_reader import WritingDetectorMissing
 
 
 PALE_PAPER = 180.0  # luminance of the paper colour, 0-255

@@ -13,7 +13,7 @@ import math
 import pytest
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
-from rewards import picture_rules, writing_detector
+from rewards import picture_rules, writing_detector, writing_reader
 
 
 PAPER = "#f6f0e4"
@@ -78,6 +78,40 @@ def test_paper_coloured_letters_knocked_out_of_a_dark_block_are_found_in_the_lig
     assert "light strokes" in {line.layer for line in lines}
 
 
+def on_sheet(layer: Image.Image, x: int, y: int) -> bytes:
+    image = sheet()
+    image.paste(Image.new("RGB", layer.size, "#2a2a6a"), (x - layer.width // 2, y - layer.height // 2), layer)
+    return png(image)
+
+
+def test_a_short_word_upside_down_is_read_in_the_detectors_mark():
+    # 40-pixel letters: a mark too short to be a line of writing by its shape alone, and Tesseract never reads it
+    # turned half a turn.
+    layer = Image.new("L", (300, 100), 0)
+    ImageDraw.Draw(layer).text((10, 10), "WIN", fill=255, font=ImageFont.load_default(size=40))
+    picture = on_sheet(layer.rotate(180), 150, 420)
+    assert not [line for line in writing_detector.DETECTOR.lines(picture) if line.is_writing]
+    assert any('"WIN" read in a mark' in reason for reason in writing_detector.writing_by_shape(picture))
+
+
+def test_letters_spaced_two_widths_apart_are_laid_side_by_side_and_read():
+    layer = Image.new("L", (560, 140), 0)
+    for index, letter in enumerate("PICK"):
+        ImageDraw.Draw(layer).text((10 + 120 * index, 20), letter, fill=255, font=ImageFont.load_default(size=60))
+    picture = on_sheet(layer, 300, 420)
+    lines = writing_detector.DETECTOR.lines(picture)
+    assert not [line for line in lines if line.is_writing]
+    assert writing_detector.letter_rows(lines), "the letters' marks were not joined into a row"
+    assert any("read in a mark" in reason for reason in writing_detector.writing_by_shape(picture))
+
+
+def test_a_reading_is_writing_only_in_two_confident_letters_that_no_lone_stroke_reads_as():
+    assert writing_reader.Reading("WIN", (0.99, 0.95, 0.97), "as it lies").is_writing
+    assert not writing_reader.Reading("l1I|", (0.99, 0.99, 0.99, 0.99), "as it lies").is_writing  # stems and rims
+    assert not writing_reader.Reading("W1N", (0.99, 0.99, 0.6), "as it lies").is_writing  # one letter at the bar
+    assert not writing_reader.Reading("米果", (0.99, 0.99), "as it lies").is_writing  # the model's other scripts
+
+
 def star(draw: ImageDraw.ImageDraw, x: float, y: float, radius: float) -> None:
     corners = [
         (x + r * math.cos(math.radians(-90 + 36 * k)), y + r * math.sin(math.radians(-90 + 36 * k)))
@@ -114,7 +148,7 @@ def test_a_word_read_once_is_not_writing_and_the_same_letters_read_again_are():
 
 def test_without_the_detectors_weights_the_text_check_names_the_fix(monkeypatch):
     # The gate turns this into RendererUnavailable: a dead letter, never a painting passed unchecked.
-    monkeypatch.setattr(writing_detector.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(writing_reader.importlib.util, "find_spec", lambda name: None)
     monkeypatch.setattr(writing_detector, "DETECTOR", writing_detector.WritingDetector())
     monkeypatch.setattr(writing_detector, "FOUND", {})
     with pytest.raises(picture_rules.TextReaderMissing, match="make setup"):
