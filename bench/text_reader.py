@@ -10,9 +10,9 @@ confident word of three or more letters and digits in the first reading and in t
 picture checks refuse; then the false-refusal rate over every good painting. A good painting refused costs a rollout
 its whole reward: it should be at most 1%.
 
-`--forged` renders instead the held-out forged-writing sketches (`watercolour/fixtures/writing/held_out/`, written by
-`python -m bench.forged_writing`; the check's readings and bars were chosen on `tuning/`, never on these) and prints,
-for each family, how many the picture checks refuse: each one should be.
+`--forged [SET]` renders instead a held-out set of forged-writing sketches (`watercolour/fixtures/writing/SET/`, default
+`held_out`, or `held_out_2`, written by `python -m bench.forged_writing`; the check's readings and bars were chosen on
+`tuning/`, never on these) and prints, for each family, how many the picture checks refuse: each one should be.
 
 `--latency N` times instead one picture's text check alone (`painted_text`: Tesseract's readings and the writing
 detector, side by side), as a step's last painting is checked: N seed-pool pictures, each checked with a reader whose
@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 GATE_FIXTURES = ROOT / "watercolour" / "fixtures" / "gate"
-FORGED = ROOT / "watercolour" / "fixtures" / "writing" / "held_out"
+WRITING = ROOT / "watercolour" / "fixtures" / "writing"
 HELD_OUT_SEED = 100
 
 
@@ -115,12 +115,13 @@ def table(reads: dict[str, list[Read]]) -> str:
     return "\n".join(lines)
 
 
-def forged_groups() -> dict[str, list[tuple[str, int]]]:
-    """Family -> its held-out forged-writing sketches, each rendered at seed 0."""
-    expected = json.loads((FORGED / "expected.json").read_text())
+def forged_groups(kind: str = "held_out") -> dict[str, list[tuple[str, int]]]:
+    """Family -> the forged-writing sketches of one set, each rendered at seed 0."""
+    folder = WRITING / kind
+    expected = json.loads((folder / "expected.json").read_text())
     groups: dict[str, list[tuple[str, int]]] = {}
     for name, verdict in expected.items():
-        groups.setdefault(f"forged: {verdict['family']}", []).append(((FORGED / name).read_text(), 0))
+        groups.setdefault(f"forged: {verdict['family']}", []).append(((folder / name).read_text(), 0))
     return groups
 
 
@@ -175,13 +176,19 @@ def main(argv: list[str] | None = None) -> None:
         "--per-subject", type=int, default=16, help="full-style procedural paintings a subject (default 16)"
     )
     parser.add_argument("--latency", type=int, metavar="N", help="time one picture read alone, N pictures instead")
-    parser.add_argument("--forged", action="store_true", help="the held-out forged writing instead, by family")
+    parser.add_argument(
+        "--forged",
+        nargs="?",
+        const="held_out",
+        choices=["held_out", "held_out_2"],
+        help="a held-out set of forged writing instead, by family (default held_out)",
+    )
     args = parser.parse_args(argv)
     if args.latency:
         print(asyncio.run(latency(args.latency + 1)))
         return
     if args.forged:
-        print(forged_table(asyncio.run(read_all(forged_groups()))))
+        print(forged_table(asyncio.run(read_all(forged_groups(args.forged)))))
         return
     print(table(asyncio.run(read_all(sketches(args.per_subject, args.seeds)))))
 
