@@ -81,6 +81,7 @@ LETTER_LENGTH = (8.0, 45.0)
 LETTER_SIZES = 2.2
 LETTER_REACH = 7.0
 LETTER_SIDE = 2.2
+NEIGHBOUR_SIDE = 0.9
 
 
 @dataclass(frozen=True)
@@ -246,10 +247,15 @@ def read_row(grey: np.ndarray, centres: list[tuple[float, float]], length: float
     """Letters around `centres` laid side by side (`chain_image`) and read, along the row's axis either way (a word)
     and across it either way (letters stacked upright in a column), each mirrored too."""
     points = np.array(centres)
+    # Each letter's square stops short of its nearest neighbour's centre, so no piece of the next letter is read with it.
+    nearest = min(math.dist(a, b) for i, a in enumerate(centres) for b in centres[:i])
+    side = min(LETTER_SIDE * length, NEIGHBOUR_SIDE * nearest)
     _, axes = np.linalg.eigh(np.cov((points - points.mean(axis=0)).T) + 1e-9 * np.eye(2))
     along = math.degrees(math.atan2(axes[1, 1], axes[0, 1]))
     crops = {
-        f"{name}{', mirrored' if mirrored else ''}": chain_image(grey, centres, LETTER_SIDE * length, turn, mirrored)
+        f"{name}{', mirrored' if mirrored else ''}": chain_image(
+            grey, centres, side, turn, mirrored, column=name.startswith("a column")
+        )
         for name, turn in (("a row", along), ("a row turned half a turn", along + 180), ("a column", along - 90),
                            ("a column turned half a turn", along + 90))
         for mirrored in (False, True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import threading
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,15 +110,22 @@ def levelled(grey: np.ndarray, x: float, y: float, angle: float, along: float, a
     return np.asarray(image.crop(box))
 
 
-def chain_image(grey: np.ndarray, centres: list[tuple[float, float]], side: float, angle: float, mirrored: bool):
+def chain_image(
+    grey: np.ndarray,
+    centres: list[tuple[float, float]],
+    side: float,
+    angle: float,
+    mirrored: bool,
+    column: bool = False,
+) -> np.ndarray:
     """Letters cut out around `centres` (squares of `side`), each turned by `angle` degrees, laid side by side in the
-    order they lie along the turned horizontal, mirrored one by one and in order when `mirrored`: letters spaced
-    widely or stacked in a column, as one word."""
-    radians = math.radians(angle)
+    order they are read once turned: along the turned horizontal for a row, down the turned vertical for a `column`
+    (letters stacked upright are read top to bottom). `mirrored`: each letter mirrored, and a row's order reversed."""
+    radians = math.radians(angle + 90 if column else angle)
     order = sorted(centres, key=lambda c: c[0] * math.cos(radians) + c[1] * math.sin(radians))
     glyphs = [levelled(grey, x, y, angle, side, side) for x, y in order]
     if mirrored:
-        glyphs = [glyph[:, ::-1] for glyph in reversed(glyphs)]
+        glyphs = [glyph[:, ::-1] for glyph in (glyphs if column else reversed(glyphs))]
     gap = np.full((glyphs[0].shape[0], max(2, round(side * 0.15))), 255, np.uint8)
     return np.concatenate([gap] + [part for glyph in glyphs for part in (glyph, gap)], axis=1)
 
@@ -135,8 +143,13 @@ class Recogniser:
         with self._lock:
             if self._session is None:
                 session = onnx_session("ch_PP-OCRv4_rec_infer.onnx")
-                # CTC's blank first, then the characters the model was trained on, then a space.
-                self._alphabet = ["", *session.get_modelmeta().custom_metadata_map["character"].splitlines(), " "]
+                # CTC's blank first, then the characters the model was trained on, then a space. It reads Latin letters
+                # and digits in their full-width forms ("ＶＯＴＥ") as often as in the narrow ones: each is taken as its
+                # narrow form, so that a word counts whichever it came in.
+                characters = ["", *session.get_modelmeta().custom_metadata_map["character"].splitlines(), " "]
+                self._alphabet = [
+                    narrow if len(narrow := unicodedata.normalize("NFKC", c)) == 1 else c for c in characters
+                ]
                 self._session = session
             return self._session
 

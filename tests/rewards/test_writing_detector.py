@@ -105,6 +105,18 @@ def test_letters_spaced_two_widths_apart_are_laid_side_by_side_and_read():
     assert any("read in a mark" in reason for reason in writing_detector.writing_by_shape(picture))
 
 
+def test_letters_stacked_two_heights_apart_are_laid_side_by_side_and_read():
+    # The recogniser reads these capitals in their full-width forms ("ＶＯＴＥ"); they count as the letters they are.
+    image = sheet()
+    for index, letter in enumerate("VOTE"):
+        ImageDraw.Draw(image).text(
+            (90, 40 + 110 * index), letter, fill="#2a2a6a", font=ImageFont.load_default(size=50)
+        )
+    picture = png(image)
+    assert not [line for line in writing_detector.DETECTOR.lines(picture) if line.is_writing]
+    assert any('"VOTE" read in a mark' in reason for reason in writing_detector.writing_by_shape(picture))
+
+
 def test_a_reading_is_writing_only_in_two_confident_letters_that_no_lone_stroke_reads_as():
     assert writing_reader.Reading("WIN", (0.99, 0.95, 0.97), "as it lies").is_writing
     assert not writing_reader.Reading("l1I|", (0.99, 0.99, 0.99, 0.99), "as it lies").is_writing  # stems and rims
