@@ -17,8 +17,8 @@ paper's colour, stacked or made of dots: a judge reads all of it. This module fi
 4. **Marks read**: what the detector marks but does not call a line by its shape (a short word, a word over a flower's
    eye, one upside down or mirrored marked in pieces, letters spaced or stacked marked one by one) is read by the
    wheel's recogniser (`rewards.writing_reader`), each mark levelled, turned half a turn and mirrored, and single
-   letters' marks of one size near each other laid side by side as a word. On the tuning sets: three more forged
-   pictures of 48 (32 to 35), none of 366 good paintings, 0.035 CPU-s more a picture at the median.
+   letters' marks of one size near each other laid side by side as a word. On the tuning sets: four more forged
+   pictures of 48 (32 to 36), none of 366 good paintings, 0.04 CPU-s more a picture at the median.
 5. **Rating stars**, which no text detector marks: two or more five-pointed stars of one size in the paint (a blob
    whose outline has five tips, evenly spaced, of one length, with notches deep between them). A five-petalled flower
    is one blob with its eye and stem, its petals rounded; no good painting held even one such star.
@@ -76,7 +76,9 @@ CANDIDATE_SCORE = 0.5
 READ_MARKS = 6
 # A single letter's mark (map pixels): the detector marks a lone capital as a short blob, its kernel a third to a half of
 # the letter. Such marks of one size within LETTER_REACH of their lengths of each other are a row or a column of
-# letters (spaced up to three letter heights apart, centre to centre), cut out at LETTER_SIDE of their length.
+# letters (spaced up to three letter heights apart, centre to centre), cut out at LETTER_SIDE of their length but at
+# most NEIGHBOUR_SIDE of the distance between the nearest two (a piece of the next letter in a crop is read as a
+# letter of its own: stacked "TOP" read "P10" at 0.3-0.6 with it, "TOP" at 0.95 without).
 LETTER_LENGTH = (8.0, 45.0)
 LETTER_SIZES = 2.2
 LETTER_REACH = 7.0
