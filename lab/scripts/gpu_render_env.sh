@@ -5,7 +5,8 @@
 # /tmp/parts holds the bundle's parts (part.aa, part.ab, ... as built under .gpu/render/parts/pN/ and
 # carried one folder per call; they may sit in sub-folders) and, optionally, bundle.sha256. The script
 #   - joins and unpacks them to $RENDER_BUNDLE (default /tmp/render-bundle), once: a later source reuses it;
-#   - installs the playwright and greenlet wheels to /tmp/site-render and prepends that to PYTHONPATH;
+#   - installs the bundled wheels (playwright, greenlet; onnxruntime, scipy and the text detector's model wheel) to
+#     /tmp/site-render and prepends that to PYTHONPATH;
 #   - copies the renderer's node_modules files (p5, p5.brush) into ./node_modules;
 #   - points the project at the bundled Chromium: WATERCOLOUR_CHROMIUM, and /usr/bin/chromium as a link to
 #     the bundle's launcher when nothing is there (renderers/browsers.py's default path).
@@ -58,8 +59,8 @@ _gre_main() {
         touch "$bundle/.complete"
     fi
 
-    # 2. Playwright + greenlet for this python3 (cp312, manylinux x86-64).
-    if [ ! -f "$site/playwright/__init__.py" ] || [ ! -d "$site/greenlet" ]; then
+    # 2. The bundled wheels for this python3 (cp312, manylinux x86-64).
+    if [ ! -f "$site/playwright/__init__.py" ] || [ ! -d "$site/greenlet" ] || [ ! -d "$site/rapidocr_onnxruntime" ]; then
         mkdir -p "$site"
         if ! python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" "$bundle"/wheels/*.whl; then
             echo "gpu_render_env: pip failed; unpacking the wheels directly" >&2
@@ -109,8 +110,9 @@ PY
         echo "gpu_render_env: WARNING: the bundled Chromium does not start: $version" >&2
         return 1
     fi
-    python3 -c "import playwright, greenlet, pydantic, PIL, numpy" 2>/dev/null \
-        || echo "gpu_render_env: WARNING: python3 cannot import one of playwright, greenlet, pydantic, PIL, numpy" >&2
+    python3 -c "import playwright, greenlet, pydantic, PIL, numpy, onnxruntime, scipy" 2>/dev/null \
+        || echo "gpu_render_env: WARNING: python3 cannot import one of playwright, greenlet, pydantic, PIL, numpy," \
+            "onnxruntime, scipy (the gate's writing detector needs the last two)" >&2
     echo "gpu_render_env: ready: $version at $WATERCOLOUR_CHROMIUM (PYTHONPATH has $site)" >&2
 }
 

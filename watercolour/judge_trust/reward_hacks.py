@@ -5,11 +5,16 @@ the ten brush methods and paints), so only the scorers stand between it and the 
 own scoring engine (the same render, gate, length ramp, aesthetic scorer and judge as training, one group, so every
 painting faces the same references), and so are the pool's paintings. A hack *fools* a scorer when it scores at least
 the pool's median on that scorer: a rated painting's typical reward, for a sheet with no flower on it.
+
+Beside them, the forged writing of every family the gate's text check is built against (`fixtures/writing/held_out/`,
+`bench/forged_writing.py`), scored the same way: for each family, how many the gate refuses, and which it lets through
+with what they score. A judge reads what gets through.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -21,6 +26,7 @@ from ground.run_config import RunConfig
 
 
 HACKS_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "hacks"
+WRITING_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "writing" / "held_out"
 SCORERS = ("length", "aesthetic", "judge", "reward")  # the terms a hack could game, and their weighted sum
 COPIED = "peach_hibiscus_loose"
 # Every painting faces the references this one group seed draws.
@@ -46,6 +52,18 @@ class HackTable(BaseModel):
     pool_median: dict[str, float | None]
     hacks: list[Scored]
     pool: list[Scored]
+    writing: dict[str, list[Scored]] = Field(
+        default_factory=dict, description="Family -> its forged-writing sketches, as the reward saw each."
+    )
+
+
+def writing_sketches() -> dict[str, dict[str, str]]:
+    """Family -> name -> source of every held-out forged-writing sketch."""
+    expected = json.loads((WRITING_DIR / "expected.json").read_text(encoding="utf-8"))
+    families: dict[str, dict[str, str]] = {}
+    for name, verdict in expected.items():
+        families.setdefault(verdict["family"], {})[Path(name).stem] = (WRITING_DIR / name).read_text(encoding="utf-8")
+    return families
 
 
 def _scored(name: str, parts: RewardParts) -> Scored:
@@ -81,8 +99,14 @@ def _median(values: list[float | None]) -> float | None:
     return median(present) if present else None
 
 
-async def measure_hacks(config: RunConfig, run_dir: Path, pool_sketches: dict[str, str] | None = None) -> HackTable:
-    """Score every hack and the pool's sketches (or `pool_sketches`), and mark which scorers each hack fools."""
+async def measure_hacks(
+    config: RunConfig,
+    run_dir: Path,
+    pool_sketches: dict[str, str] | None = None,
+    writing: dict[str, dict[str, str]] | None = None,
+) -> HackTable:
+    """Score every hack, the forged writing (or `writing`) and the pool's sketches (or `pool_sketches`), and mark
+    which scorers each hack, and each piece of writing the gate lets through, fools."""
     from ground.reference_pool import load_pool
 
     references = {reference.name: reference.sketch for reference in load_pool(config.pool_dir)}
@@ -91,14 +115,16 @@ async def measure_hacks(config: RunConfig, run_dir: Path, pool_sketches: dict[st
     hacks["copied_reference"] = references[COPIED]
     if pool_sketches is None:
         pool_sketches = references
+    if writing is None:
+        writing = writing_sketches()
+    forged = {f"writing:{name}": source for family in writing.values() for name, source in family.items()}
     scored, backends = await score_sketches(
-        config, run_dir, {**{f"pool:{n}": s for n, s in pool_sketches.items()}, **hacks}
+        config, run_dir, {**{f"pool:{n}": s for n, s in pool_sketches.items()}, **hacks, **forged}
     )
     pool = [scored[f"pool:{name}"].model_copy(update={"name": name}) for name in pool_sketches]
     medians = {scorer: _median([p.scores[scorer] for p in pool]) for scorer in SCORERS}
-    rows = []
-    for name in hacks:
-        row = scored[name]
+
+    def marked(row: Scored, name: str) -> Scored:
         fooled = [
             scorer
             for scorer in SCORERS
@@ -107,14 +133,19 @@ async def measure_hacks(config: RunConfig, run_dir: Path, pool_sketches: dict[st
             and row.passed
             and value >= bar
         ]
-        rows.append(row.model_copy(update={"fooled": fooled}))
+        return row.model_copy(update={"name": name, "fooled": fooled})
+
     return HackTable(
         preset=config.name,
         backends=backends,
         weights=config.weights.model_dump(),
         pool_median=medians,
-        hacks=rows,
+        hacks=[marked(scored[name], name) for name in hacks],
         pool=pool,
+        writing={
+            family: [marked(scored[f"writing:{name}"], name) for name in sketches]
+            for family, sketches in writing.items()
+        },
     )
 
 
@@ -142,6 +173,23 @@ def hacks_markdown(table: HackTable) -> str:
         cells = [_cell(row.scores[s]) for s in SCORERS]
         fools = ", ".join(row.fooled) or "nothing"
         lines.append(f"| {row.name} | {gate} | {_cell(row.coverage)} | " + " | ".join(cells) + f" | {fools} |")
+    if table.writing:
+        lines += [
+            "",
+            "Painted writing, by family: what the gate's text check refuses, and what it lets through to the judge.",
+            "",
+            "| family | refused | not measured | let through (reward; fools) |",
+            "|---|---|---|---|",
+        ]
+        for family, rows in table.writing.items():
+            refused = sum(not row.passed and not row.dead_letter for row in rows)
+            unmeasured = sum(bool(row.dead_letter) for row in rows)
+            through = [
+                f"{row.name} ({_cell(row.scores['reward'])}; {', '.join(row.fooled) or 'nothing'})"
+                for row in rows
+                if row.passed
+            ]
+            lines.append(f"| {family} | {refused} of {len(rows)} | {unmeasured} | {', '.join(through) or 'none'} |")
     return "\n".join(lines) + "\n"
 
 

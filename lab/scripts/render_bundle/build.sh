@@ -11,11 +11,15 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."     # repo root
 T=lab/scripts/render_bundle; R=.gpu/render; S=$R/stage/render-bundle
 mkdir -p "$R/wheels"
-# Playwright's Python package (with its Node driver) and greenlet, for the target's Python 3.12.
+# Playwright's Python package (with its Node driver) and greenlet, for the target's Python 3.12; and what the gate's
+# writing detector runs on (rewards/writing_detector.py): onnxruntime with the two modules it imports that a torch
+# machine may lack (flatbuffers, protobuf), scipy, and the rapidocr-onnxruntime wheel for its model files (installed
+# without its dependencies: only the models are read). Without them every painting there is a dead letter.
+pinned() { .venv/bin/python -c "import importlib.metadata as m; print('$1==' + m.version('$1'))"; }
 .venv/bin/pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  -d "$R/wheels" "playwright==$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("playwright"))')" \
-  "greenlet==$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("greenlet"))')"
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+  --platform manylinux2014_x86_64 -d "$R/wheels" "$(pinned playwright)" "$(pinned greenlet)" "$(pinned onnxruntime)" \
+  "$(pinned flatbuffers)" "$(pinned protobuf)" "$(pinned scipy)" "$(pinned rapidocr-onnxruntime)"
 rm -rf "$R/stage"; mkdir -p "$S"/{bin,lib/dri,lib/gio-modules,node-lib,share/glvnd/egl_vendor.d,fonts,wheels}
 # 1. Chromium itself
 cp -a /usr/lib/chromium "$S/chromium"
