@@ -61,6 +61,7 @@ from watercolour.training.distributed import ScoredSlices, per_process_config, r
 from watercolour.training.paint_ahead import episode_seeds, render_ahead
 from watercolour.training.repaint_reward import RepaintReward, StepClock, close_episodes, episode_factory
 from watercolour.training.scoring_route import FanOut, describe, reward_for
+from watercolour.upstream.seams import check_upstream
 
 
 # Each checkpoint holds the adapter plus Adam's two moments; a few is enough to step back from a bad save.
@@ -77,15 +78,22 @@ class TimedGRPOTrainer(GRPOTrainer):
     """GRPOTrainer that logs where a step's time goes: generating and scoring (the update is the rest).
 
     TRL times these phases too, but sends the timings straight to the trackers, past the callbacks that write
-    the curves; wrapping its two phase methods (TRL is pinned at 1.16) puts them in the step's logs instead.
+    the curves; wrapping its two phase methods puts them in the step's logs instead.
 
     In several processes (`slices` set), scoring ends with the step's gather: every process's scored slice goes
     to the main process, which records the whole step in the store and logs its reward metrics once
     (`watercolour.training.distributed`).
+
+    Its overrides of TRL's private methods are listed, with the signatures they were written against, in
+    `watercolour.upstream.seams`; building one on other TRL or transformers versions is refused there.
     """
 
     slices: ScoredSlices | None = None
     store: RolloutStore | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        check_upstream()
+        super().__init__(*args, **kwargs)
 
     def _record_time(self, name: str, started: float) -> None:
         # Runs have no eval set, so every generation belongs to a training step.
