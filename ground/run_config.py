@@ -22,6 +22,33 @@ from ground.prompt import DEFAULT_SUBJECT, PromptStyle
 from ground.settings import RewardSettings, ScoringSettings
 
 
+# TRL's default generation path, or the fast path the GPU benchmark measured (`training.generation`).
+GenerationPath = Literal["trl", "fast"]
+
+# Settings one choice replaced, each with what to write instead: a configuration that still names one is refused
+# with this line, not pydantic's "extra inputs are not permitted". The levers they set one by one are the GPU
+# benchmark's (`watercolour.policy.generation.GenerationPlan`).
+CHOOSE_GENERATION = (
+    "is no longer a setting: choose training.generation=fast (the measured fast path, each of its levers on) or "
+    "training.generation=trl (TRL's default path); leave it unset for fast on a GPU and trl on CPU"
+)
+REPLACED_SETTINGS = {
+    f"training.{name}": f"training.{name} {CHOOSE_GENERATION}"
+    for name in (
+        "generation_cache",
+        "generation_compile",
+        "prompt_pad_multiple",
+        "early_scoring",
+        "generation_merge_adapter",
+        "generation_packed_gqa",
+        "generation_grouped_experts",
+        "generation_written_only",
+        "generation_skip_guards",
+        "generation_deferred_stop",
+    )
+}
+
+
 class PipelineSettings(BaseModel):
     """Pipelined rollouts: the decode batch kept full across steps, within a staleness bound."""
 
@@ -42,6 +69,15 @@ class TrainingSettings(BaseModel):
     """GRPO settings, with the published recipe's values as defaults."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replaced_settings_name_their_replacement(cls, data: object) -> object:
+        if isinstance(data, dict):
+            for name in data:
+                if f"training.{name}" in REPLACED_SETTINGS:
+                    raise ValueError(REPLACED_SETTINGS[f"training.{name}"])
+        return data
 
     model: str = Field(
         default="Qwen/Qwen3.5-35B-A3B",
@@ -78,71 +114,13 @@ class TrainingSettings(BaseModel):
     save_steps: int = Field(default=10, ge=1, description="Checkpoint every this many steps (for resume).")
     bf16: bool | None = Field(default=None, description="bfloat16 training; None = on when the device supports it.")
     gradient_checkpointing: bool | None = Field(default=None, description="None = on when training on a GPU.")
-    generation_cache: Literal["dynamic", "static"] | None = Field(
+    generation: GenerationPath | None = Field(
         default=None,
-        description="KV cache for rollouts: None = 'static' on a GPU (preallocated, so the decode step can be "
-        "compiled), 'dynamic' on CPU (TRL's default path).",
-    )
-    generation_compile: bool | None = Field(
-        default=None,
-        description="Compile the decode step (torch.compile with CUDA graphs) for rollouts; needs the static "
-        "cache. None = on with a GPU and the static cache (docs/gpu.md has the measured speed-up); the "
-        "first step pays the compilation.",
-    )
-    prompt_pad_multiple: int | None = Field(
-        default=None,
-        ge=1,
-        description="With a compiled decode step, left-pad prompts to a multiple of this many tokens, so prompts "
-        "of nearby lengths share one cache shape and one compiled graph across steps (None = no padding, the "
-        "default: on the H200 the compiled step with left padding sampled from NaN probabilities within 2-13 "
-        "steps of a run, a device-side assert; docs/gpu.md).",
-    )
-    early_scoring: bool | None = Field(
-        default=None,
-        description="Render each completion, and answer its service terms, as soon as its generation ends, while the "
-        "rest of the group is still generating, so the reward finds them ready. None = on with a GPU (renders use "
-        "the CPUs the decode loop leaves idle), off on CPU, where renders would take cores from generation.",
-    )
-    generation_merge_adapter: bool | None = Field(
-        default=None,
-        description="Decode rollouts with the LoRA merged into the policy's weights (the base weights are copied "
-        "first and put back bit for bit before the update). None = on with a GPU, where the attached float32 "
-        "adapter cost the compiled decode step some 30-40% (docs/gpu.md); off on CPU.",
-    )
-    generation_packed_gqa: bool | None = Field(
-        default=None,
-        description="In a compiled decode step, attend over the grouped keys and values as they are cached instead of "
-        "repeating them per query head first (what transformers' sdpa path does under compilation). None = on "
-        "whenever the decode step is compiled.",
-    )
-    generation_grouped_experts: bool | None = Field(
-        default=None,
-        description="In a compiled decode step, run an MoE layer's experts as transformers' grouped GEMMs kept out "
-        "of the compiler, which read each chosen expert's weights in place, instead of the compiler's gather of "
-        "them (watercolour.policy.experts). None = on whenever the decode step is compiled; a dense policy has no "
-        "experts to change.",
-    )
-    generation_written_only: bool | None = Field(
-        default=None,
-        description="In a compiled decode step, attend only over the static cache's blocks a row has written "
-        "(FlexAttention with a block mask built inside the step) instead of reading the whole cache and masking "
-        "the rest (watercolour.policy.attention); the cache is sized in whole blocks. None = on whenever the decode "
-        "step is compiled.",
-    )
-    generation_skip_guards: bool | None = Field(
-        default=None,
-        description="Call a compiled decode step without evaluating torch.compile's guards once a rollout of the "
-        "same shapes has compiled it (watercolour.policy.generation.UnguardedDecode): a rollout of new shapes still "
-        "compiles as before. None = on whenever the decode step is compiled.",
-    )
-    generation_deferred_stop: bool | None = Field(
-        default=None,
-        description="Decode on a GPU without waiting for each step to finish: transformers' deferred stop check "
-        "(which it enables only on Apple GPUs) reads whether every row has ended, and hands a streamer its tokens, "
-        "one step late, and sampling checks its probabilities on the device, raising when the rollout ends, so the "
-        "host queues the next step while the GPU runs this one; a batch that ends runs one decode step more, which "
-        "is undone (watercolour.policy.generation.decode_without_waiting). None = on whenever the decode step is "
-        "compiled.",
+        description="How rollouts are generated: 'trl' = TRL's default transformers path (a dynamic cache, nothing "
+        "compiled); 'fast' = the measured fast path (a static cache and a compiled decode step, the LoRA merged into "
+        "the weights for each rollout, each completion scored as soon as it ends; docs/gpu.md lists its parts and "
+        "what each is worth). None = 'fast' with a GPU, 'trl' on CPU, where compilation and early renders would "
+        "only take cores from generation. The first fast step pays the compilation.",
     )
     pipeline: PipelineSettings = Field(
         default_factory=PipelineSettings,
@@ -189,14 +167,6 @@ class TrainingSettings(BaseModel):
                 "training.pipeline.max_staleness pipelines one process's rollouts: set training.processes=1, or "
                 "training.pipeline.max_staleness=0 to train in several processes"
             )
-        return self
-
-    @model_validator(mode="after")
-    def _compile_needs_static_cache(self) -> TrainingSettings:
-        # transformers compiles generation only over a preallocated cache; asked for with a dynamic one, it
-        # would silently run uncompiled.
-        if self.generation_compile and self.generation_cache == "dynamic":
-            raise ValueError("training.generation_compile needs training.generation_cache='static' (or None)")
         return self
 
 

@@ -133,7 +133,7 @@ def run_cell(
             if scored
             else spread_reward
         )
-        trainer = make_trainer(model, tokenizer, config, steps, reward)
+        trainer = make_trainer(model, tokenizer, config, steps, reward, path)
         trainer.trim_micro_batches = path != PADDED_UPDATE
         # A stand-in reward at the recipe's lengths times a step's generation and update with no renderer.
         forced = scored or args.lengths == "recipe" or args.update_only

@@ -12,54 +12,67 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deployments.presets import load_config
-from ground.run_config import RunConfig
+from ground.run_config import RunConfig, TrainingSettings
 
 
-PATHS: dict[str, dict[str, Any]] = {
-    # TRL's default transformers path, as the trainer ran before these settings existed.
-    "default": {"generation_cache": "dynamic", "generation_compile": False},
-    # The trainer's own defaults: None resolves per device (watercolour.policy.generation.resolve).
-    "fast": {"generation_cache": None, "generation_compile": None},
+if TYPE_CHECKING:
+    from watercolour.policy.generation import GenerationPlan
+
+
+@dataclass(frozen=True)
+class BenchPath:
+    """A generation path: the training settings it sets, and the levers it turns off of the plan those resolve to
+    (`watercolour.policy.generation.GenerationPlan`), so a paired cell measures what one lever is worth."""
+
+    settings: dict[str, Any] = field(default_factory=dict)
+    off: tuple[str, ...] = ()
+
+    def plan(self, training: TrainingSettings, cuda: bool | None = None) -> GenerationPlan:
+        from watercolour.policy.generation import resolve
+
+        return replace(resolve(training, cuda), **dict.fromkeys(self.off, False))
+
+
+PATHS: dict[str, BenchPath] = {
+    # TRL's default transformers path, as the trainer ran before the fast path existed.
+    "default": BenchPath({"generation": "trl"}),
+    # The trainer's own default: the fast path with a GPU, TRL's on CPU (watercolour.policy.generation.resolve).
+    "fast": BenchPath(),
     # The defaults less one lever each, to see what it is worth: the float32 adapter attached to every decode
     # step, the grouped keys and values repeated per query head, and the experts' weights gathered.
-    "fast-attached": {"generation_cache": None, "generation_compile": None, "generation_merge_adapter": False},
-    "fast-repeated": {"generation_cache": None, "generation_compile": None, "generation_packed_gqa": False},
+    "fast-attached": BenchPath(off=("merge_adapter",)),
+    "fast-repeated": BenchPath(off=("packed_gqa",)),
     # The defaults with the compiler's own lowering of an MoE layer's experts (a gather of the chosen weights).
-    "fast-gathered": {"generation_cache": None, "generation_compile": None, "generation_grouped_experts": False},
+    "fast-gathered": BenchPath(off=("grouped_experts",)),
     # The defaults with dynamo's guards evaluated before every decode step, as transformers calls it.
-    "fast-guarded": {"generation_cache": None, "generation_compile": None, "generation_skip_guards": False},
+    "fast-guarded": BenchPath(off=("skip_guards",)),
     # The defaults with the whole static cache read by every decode step (sdpa over all of it, the rest masked).
-    "fast-full-cache": {"generation_cache": None, "generation_compile": None, "generation_written_only": False},
+    "fast-full-cache": BenchPath(off=("written_only",)),
     # The defaults with the host waiting for every decode step to end before it launches the next, as transformers
     # decodes on CUDA.
-    "fast-synced": {"generation_cache": None, "generation_compile": None, "generation_deferred_stop": False},
+    "fast-synced": BenchPath(off=("deferred_stop",)),
     # The defaults with the update's Gated DeltaNet forwards through transformers' torch reference instead of the
     # project's, or through the project's with other chunk lengths (`UPDATE_RULES`), where the route sends them to torch
     # (fla absent, or wrong on this GPU).
-    "fast-reference-update": {"generation_cache": None, "generation_compile": None},
-    "fast-chunk-64": {"generation_cache": None, "generation_compile": None},
-    "fast-chunk-256": {"generation_cache": None, "generation_compile": None},
+    "fast-reference-update": BenchPath(),
+    "fast-chunk-64": BenchPath(),
+    "fast-chunk-256": BenchPath(),
     # The defaults with each update micro-batch as wide as TRL pads the whole group (`PADDED_UPDATE`).
-    "fast-padded-update": {"generation_cache": None, "generation_compile": None},
+    "fast-padded-update": BenchPath(),
     # The defaults with each decode step's Gated DeltaNet recurrence as torch 2.11 compiles transformers' call of it:
     # transformers' torch reference, not fla's kernel (`TORCH_RECURRENCE`).
-    "fast-torch-recurrence": {"generation_cache": None, "generation_compile": None},
+    "fast-torch-recurrence": BenchPath(),
     # The defaults with rollouts pipelined across steps: a freed slot starts a row of the next two steps at once
     # (`watercolour.pipeline.rollouts`).
-    "fast-pipelined": {"generation_cache": None, "generation_compile": None, "pipeline": {"max_staleness": 2}},
+    "fast-pipelined": BenchPath({"pipeline": {"max_staleness": 2}}),
     # The defaults before the skipped guards and the written cache blocks.
-    "fast-before": {
-        "generation_cache": None,
-        "generation_compile": None,
-        "generation_skip_guards": False,
-        "generation_written_only": False,
-    },
+    "fast-before": BenchPath(off=("skip_guards", "written_only")),
 }
 
 
@@ -153,21 +166,25 @@ def bench_config(
         "steps": 100,
         "save_steps": 10_000,
         "warmup_steps": 0,
-        **PATHS[path],
+        **PATHS[path].settings,
     }
     overrides = {"run_dir": str(run_dir), "training": training, "render": render or {}, **(services or {})}
     return load_config(preset, overrides)
 
 
-def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int, reward: Any = spread_reward) -> Any:
-    """The project's trainer around `model`, without trackio (it is not on the GPU machine) or checkpoints."""
+def make_trainer(
+    model: Any, tokenizer: Any, config: RunConfig, steps: int, reward: Any = spread_reward, path: str = "fast"
+) -> Any:
+    """The project's trainer around `model` on a generation path, without trackio (it is not on the GPU machine) or
+    checkpoints."""
     from watercolour.pipeline.rollouts import pipelined
-    from watercolour.policy.generation import prepare_rollouts, resolve
+    from watercolour.policy.generation import prepare_rollouts
     from watercolour.policy.linear_attention import route_gated_delta_rule
     from watercolour.policy.lora import lora_config
     from watercolour.training.trainer import TimedGRPOTrainer, grpo_args, prompt_dataset
 
-    args = grpo_args(config, Path(config.run_dir))
+    plan = PATHS[path].plan(config.training)
+    args = grpo_args(config, Path(config.run_dir), plan)
     args.report_to = []
     args.max_steps = steps
     trainer = TimedGRPOTrainer(
@@ -178,7 +195,6 @@ def make_trainer(model: Any, tokenizer: Any, config: RunConfig, steps: int, rewa
         processing_class=tokenizer,
         peft_config=lora_config(config.training),
     )
-    plan = resolve(config.training)
     prepare_rollouts(trainer, plan)
     if config.training.pipeline.max_staleness:
         trainer.pipeline = pipelined(trainer, config.training, plan)

@@ -42,7 +42,7 @@ def arguments() -> argparse.Namespace:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="any other configuration override, e.g. training.generation_cache=dynamic",
+        help="any other configuration override, e.g. training.generation=trl",
     )
     return parser.parse_args()
 

@@ -86,10 +86,9 @@ def overrides(arm: str, model: str, args: argparse.Namespace) -> dict[str, Any]:
         "max_completion_length": rule["max_completion_length"],
         "steps": args.steps,
         "save_steps": args.steps,
-        # Both arms generate the same way, without compilation: a compiled static cache recompiles for each new
-        # length, and repaint's tool loop makes many (prompt + first painting + observation), in a minutes budget.
-        "generation_cache": "dynamic",
-        "generation_compile": False,
+        # Both arms generate the same way, TRL's path without compilation: a compiled static cache recompiles for each
+        # new length, and repaint's tool loop makes many (prompt + first painting + observation), in a minutes budget.
+        "generation": "trl",
     }
     found: dict[str, Any] = {
         "run_dir": str(args.out / arm),

@@ -471,7 +471,7 @@ def test_the_recipe_step_trains_in_bf16_as_on_a_gpu(tmp_path: Path, path: str) -
     config = config.model_copy(update={"training": config.training.model_copy(update={"bf16": True})})
     tokenizer = shapes.shape_tokenizer()
     model = shapes.build_model("tiny-qwen3.5-moe", tokenizer, "cpu", torch.bfloat16)
-    trainer = make_trainer(model, tokenizer, config, 2)
+    trainer = make_trainer(model, tokenizer, config, 2, path=path)
     assert trainer.args.bf16 and trainer.gated_delta_route == "torch"
     with path_kernels(path):
         trainer.train()
@@ -571,3 +571,32 @@ def test_a_chunk_length_update_path_trains_through_the_projects_rule_with_that_c
     assert len(default) == len(longer) > 0
     for a, b in zip(default, longer, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10)
+
+
+def test_each_lever_path_is_the_fast_path_less_the_levers_it_names() -> None:
+    from dataclasses import asdict
+
+    from bench.gpu.step import PATHS
+    from ground.run_config import TrainingSettings
+    from watercolour.policy.generation import FAST_PATH, TRL_PATH
+
+    def settings(path: str) -> TrainingSettings:
+        return TrainingSettings(**PATHS[path].settings)
+
+    assert PATHS["default"].plan(settings("default"), cuda=True) == TRL_PATH
+    assert PATHS["fast"].plan(settings("fast"), cuda=True) == FAST_PATH
+    assert PATHS["fast"].plan(settings("fast"), cuda=False) == TRL_PATH  # on CPU the trainer's default is TRL's
+    off = {name: value for name, value in asdict(FAST_PATH).items() if value is True}
+    for path, lever in [
+        ("fast-attached", "merge_adapter"),
+        ("fast-repeated", "packed_gqa"),
+        ("fast-gathered", "grouped_experts"),
+        ("fast-guarded", "skip_guards"),
+        ("fast-full-cache", "written_only"),
+        ("fast-synced", "deferred_stop"),
+    ]:
+        plan = asdict(PATHS[path].plan(settings(path), cuda=True))
+        assert {name for name in off if plan[name] is not True} == {lever}, path
+    before = PATHS["fast-before"].plan(settings("fast-before"), cuda=True)
+    assert not before.skip_guards and not before.written_only and before.deferred_stop
+    assert settings("fast-pipelined").pipeline.max_staleness == 2

@@ -156,3 +156,13 @@ def test_a_registered_terms_weight_is_a_setting_and_an_unregistered_one_is_not(m
         override("weights.toy=2")
     with pytest.raises(argparse.ArgumentTypeError, match="unknown setting 'weights.toyz'"):
         override("weights.toyz=0.1")
+
+
+def test_a_replaced_generation_setting_on_the_command_line_names_its_replacement() -> None:
+    from ground.run_config import REPLACED_SETTINGS
+    from watercolour.commands.arguments import override
+
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        override("training.generation_compile=false")
+    assert str(refused.value) == REPLACED_SETTINGS["training.generation_compile"]
+    assert override("training.generation=trl") == ("training.generation", "trl")

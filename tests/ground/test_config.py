@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from deployments.presets import load_config, merge, parse_overrides, preset_names
-from ground.run_config import RunConfig
+from ground.run_config import REPLACED_SETTINGS, RunConfig, TrainingSettings
 from rewards.aesthetic import aesthetic_settings
 from rewards.judging.judge import judge_settings
 
@@ -111,6 +111,25 @@ def test_training_defaults_follow_the_recipe() -> None:
     assert (training.gradient_accumulation_steps, training.steps, training.save_steps) == (8, 200, 10)
     assert training.bf16 is None and training.gradient_checkpointing is None and training.start_adapter is None
     assert training.subject == "a peach hibiscus" and training.prompt == "full"
+
+
+def test_generation_is_one_choice_unset_in_every_preset() -> None:
+    assert all(load_config(name, SCORER).training.generation is None for name in preset_names())
+    assert load_config("offline", {"training.generation": "trl"}).training.generation == "trl"
+    with pytest.raises(ValidationError, match="'trl' or 'fast'"):
+        load_config("offline", {"training.generation": "compiled"})
+    assert len(TrainingSettings.model_fields) <= 28
+
+
+@pytest.mark.parametrize("key", sorted(REPLACED_SETTINGS))
+def test_a_replaced_generation_setting_is_refused_with_one_line_naming_its_replacement(key: str) -> None:
+    from watercolour.commands.arguments import one_line
+
+    with pytest.raises(ValidationError) as refused:
+        load_config("offline", {key: True})
+    line = one_line(refused.value)
+    assert line == f"training: Value error, {REPLACED_SETTINGS[key]}" and "\n" not in line
+    assert "training.generation=fast" in line and "training.generation=trl" in line
 
 
 def test_rollouts_stay_synchronous_unless_a_staleness_bound_is_set() -> None:

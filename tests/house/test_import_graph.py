@@ -38,6 +38,7 @@ FLOORS: list[tuple[str, ...]] = [
         "watercolour.run_records",
         "watercolour.operations",
         "watercolour.rehearsal",
+        "watercolour.upstream",
     ),
     ("watercolour.judge_trust", "watercolour.pool"),
     ("watercolour.training",),
@@ -201,6 +202,7 @@ TEST_ROOMS: dict[str, tuple[str, ...]] = {
     "operations": ("watercolour.operations",),
     "pool": ("watercolour.pool",),
     "training": ("watercolour.training",),
+    "upstream": ("watercolour.upstream",),
     "cli": ("watercolour.commands", "watercolour.cli", "watercolour", "watercolour.rehearsal"),
     "orchestration": ("tasks", "flows", "deployments"),
     "bench": (),  # the benchmarks' own logic, outside the floors

@@ -282,7 +282,7 @@ def test_a_judge_led_run_wakes_and_sleeps_the_space_its_configuration_names(pref
             "training.gradient_accumulation_steps": 1,
             "training.per_device_batch_size": 2,
             "training.max_completion_length": 8,
-            "training.early_scoring": True,
+            "training.generation": "fast",  # the fast path, early scoring among its levers
             "training.save_steps": 1,
             "render.browsers": 1,
             "run_dir": str(tmp_path),

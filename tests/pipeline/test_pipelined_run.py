@@ -6,12 +6,14 @@ truncated importance ratios."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from deployments.presets import load_config
 from tests.models import tiny_smoke_overrides
+from watercolour.policy.generation import TRL_PATH
 from watercolour.run_records.curves import CurvesFile
 from watercolour.run_records.rollout_store import RolloutStore
 
@@ -19,6 +21,8 @@ from watercolour.run_records.rollout_store import RolloutStore
 STEPS = 4
 GENERATIONS = 4
 BOUND = 1
+# TRL's path on CPU with early scoring on (the fast path's compiled decode step would compile C++ on a CPU).
+EARLY_SCORED = replace(TRL_PATH, early_scoring=True)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -37,7 +41,6 @@ def resumed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "training.pipeline.max_staleness": BOUND,
         "training.save_steps": 1,
         "training.learning_rate": 1e-2,
-        "training.early_scoring": True,
     }
     config = load_config("smoke", tiny_smoke_overrides(run_dir, STEPS, GENERATIONS, **overrides))
     in_flight: list[tuple[int, int]] = []  # (step generated, rows of later steps started and not yet trained)
@@ -51,9 +54,9 @@ def resumed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     PipelinedRollouts.generate = watched  # type: ignore[method-assign]
     try:
         with pytest.raises(InjectedFault, match="step 3"):
-            train(config, echo=False, fail_at_step=2)
+            train(config, echo=False, fail_at_step=2, plan=EARLY_SCORED)
         failed_curves = CurvesFile(run_dir).read()
-        train(config, resume=True, echo=False)
+        train(config, resume=True, echo=False, plan=EARLY_SCORED)
     finally:
         PipelinedRollouts.generate = generate  # type: ignore[method-assign]
     return {"run_dir": run_dir, "in_flight": in_flight, "failed_curves": failed_curves}

@@ -8,18 +8,20 @@ import traceback
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import torch
-from pydantic import ValidationError
 from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
 from ground.run_config import TrainingSettings
 from watercolour.policy.generation import (
+    FAST_PATH,
+    TRL_PATH,
     GenerationPlan,
     UnguardedDecode,
     decode_without_waiting,
@@ -33,10 +35,10 @@ from watercolour.policy.generation import (
 )
 
 
-def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu() -> None:
+def test_an_unset_choice_is_the_fast_path_on_a_gpu_and_trls_on_cpu() -> None:
     training = TrainingSettings()
-    # No prompt padding by default: left padding under the compiled decode step sampled from NaN probabilities on
-    # the H200 (docs/gpu.md).
+    # No prompt padding on the fast path: left padding under the compiled decode step sampled from NaN probabilities
+    # on the H200 (docs/gpu.md).
     assert resolve(training, cuda=True) == GenerationPlan(
         cache="static",
         compile=True,
@@ -49,30 +51,19 @@ def test_defaults_resolve_to_the_fast_path_on_a_gpu_and_the_default_path_on_cpu(
         written_only=True,
         deferred_stop=True,
     )
-    assert resolve(training, cuda=False) == GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
-    assert grpo_kwargs(resolve(training, cuda=False)) == {"cache_implementation": None, "pad_to_multiple_of": None}
-    assert grpo_kwargs(resolve(training, cuda=True)) == {"cache_implementation": "static", "pad_to_multiple_of": None}
-    padded = TrainingSettings(prompt_pad_multiple=64)
-    assert grpo_kwargs(resolve(padded, cuda=True)) == {"cache_implementation": "static", "pad_to_multiple_of": 64}
-    assert resolve(padded, cuda=False).pad_multiple is None  # padding only serves compiled graphs
+    assert resolve(training, cuda=True) == FAST_PATH
+    assert resolve(training, cuda=False) == TRL_PATH
+    assert TRL_PATH == GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
+    assert grpo_kwargs(TRL_PATH) == {"cache_implementation": None, "pad_to_multiple_of": None}
+    assert grpo_kwargs(FAST_PATH) == {"cache_implementation": "static", "pad_to_multiple_of": None}
+    padded = GenerationPlan(cache="static", compile=True, pad_multiple=64)
+    assert grpo_kwargs(padded) == {"cache_implementation": "static", "pad_to_multiple_of": 64}
 
 
-def test_explicit_settings_win_over_the_device() -> None:
-    eager_static = TrainingSettings(generation_cache="static", generation_compile=False)
-    # Outside compilation transformers packs grouped queries itself: no packed attention is planned.
-    assert resolve(eager_static, cuda=True) == GenerationPlan(
-        cache="static", compile=False, pad_multiple=None, early_scoring=True, merge_adapter=True
-    )
-    assert resolve(TrainingSettings(generation_merge_adapter=False), cuda=True).merge_adapter is False
-    assert resolve(TrainingSettings(generation_merge_adapter=True), cuda=False).merge_adapter is True
-    assert resolve(TrainingSettings(generation_packed_gqa=False), cuda=True).packed_gqa is False
-    assert resolve(TrainingSettings(generation_grouped_experts=False), cuda=True).grouped_experts is False
-    assert resolve(TrainingSettings(early_scoring=False), cuda=True).early_scoring is False
-    assert resolve(TrainingSettings(early_scoring=True), cuda=False).early_scoring is True
-    default_path = TrainingSettings(generation_cache="dynamic")
-    assert resolve(default_path, cuda=True).compile is False
-    with pytest.raises(ValidationError, match="generation_compile needs"):
-        TrainingSettings(generation_cache="dynamic", generation_compile=True)
+def test_a_chosen_path_is_the_same_on_any_device() -> None:
+    for cuda in (True, False):
+        assert resolve(TrainingSettings(generation="trl"), cuda=cuda) == TRL_PATH
+        assert resolve(TrainingSettings(generation="fast"), cuda=cuda) == FAST_PATH
 
 
 def test_enable_compile_lifts_trls_disable_flag_only_when_planned() -> None:
@@ -120,8 +111,8 @@ def test_the_trainers_arguments_keep_trls_default_path_on_cpu(tmp_path: Path) ->
 
     args = grpo_args(load_config("smoke"), tmp_path)
     assert args.cache_implementation is None and args.pad_to_multiple_of is None
-    static = grpo_args(load_config("smoke", {"training.generation_cache": "static"}), tmp_path)
-    assert static.cache_implementation == "static" and static.pad_to_multiple_of is None
+    fast = grpo_args(load_config("smoke", {"training.generation": "fast"}), tmp_path)
+    assert fast.cache_implementation == "static" and fast.pad_to_multiple_of is None
 
 
 FACTOR = 1  # a global the compiled function reads: dynamo guards on its value
@@ -167,22 +158,6 @@ def test_a_rollout_of_compiled_shapes_skips_the_guards_and_a_new_one_compiles_gu
         torch._dynamo.reset()
 
 
-@pytest.mark.parametrize(
-    ("field", "planned"),
-    [
-        ("generation_skip_guards", "skip_guards"),
-        ("generation_written_only", "written_only"),
-        ("generation_deferred_stop", "deferred_stop"),
-    ],
-)
-def test_a_decode_step_lever_is_planned_only_where_the_decode_step_is_compiled(field: str, planned: str) -> None:
-    assert getattr(resolve(TrainingSettings(), cuda=True), planned) is True
-    assert getattr(resolve(TrainingSettings(), cuda=False), planned) is False
-    assert getattr(resolve(TrainingSettings(**{field: False}), cuda=True), planned) is False
-    eager_static = TrainingSettings(generation_cache="static", generation_compile=False, **{field: True})
-    assert getattr(resolve(eager_static, cuda=True), planned) is False
-
-
 @pytest.mark.browser
 def test_a_compiled_plan_sizes_the_cache_in_blocks_and_skips_guards_from_the_second_rollout(tmp_path: Path) -> None:
     """The compiled plan's levers as the trainer applies them, on CPU (where transformers compiles nothing, so the
@@ -196,8 +171,9 @@ def test_a_compiled_plan_sizes_the_cache_in_blocks_and_skips_guards_from_the_sec
     from watercolour.training.trainer import build_trainer, close_reward
 
     os.environ.setdefault("TRACKIO_DIR", str(tmp_path / "trackio"))
-    compiled = {"training.generation_cache": "static", "training.generation_compile": True}
-    trainer = build_trainer(load_config("smoke", tiny_smoke_overrides(tmp_path, 2, 2, **compiled)), tmp_path, False)
+    config = load_config("smoke", tiny_smoke_overrides(tmp_path, 2, 2))
+    compiled = replace(FAST_PATH, early_scoring=False, merge_adapter=False)  # the decode-step levers alone
+    trainer = build_trainer(config, tmp_path, False, plan=compiled)
     assert trainer.unguarded_decode is not None and trainer.cache_block == KV_BLOCK
     assert trainer.deferred_stop  # planned; on CPU transformers' own check keeps the loop synced (no events)
     assert trainer.model.config._attn_implementation == WRITTEN_ONLY

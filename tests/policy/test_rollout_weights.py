@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from deployments.presets import load_config
 from tests.models import tiny_smoke_overrides
+from watercolour.policy.generation import TRL_PATH
 from watercolour.policy.rollout_weights import MergedForRollouts, lora_layers
 
 
@@ -87,10 +89,9 @@ def grpo_run(run_dir: Path, merge: bool) -> tuple[list[str], dict[str, torch.Ten
     from watercolour.run_records.rollout_store import RolloutStore
     from watercolour.training.trainer import build_trainer, close_reward
 
-    overrides = tiny_smoke_overrides(
-        run_dir, 2, 4, **{"training.learning_rate": 1e-2, "training.generation_merge_adapter": merge}
-    )
-    trainer = build_trainer(load_config("smoke", overrides), run_dir, echo=False)
+    overrides = tiny_smoke_overrides(run_dir, 2, 4, **{"training.learning_rate": 1e-2})
+    plan = replace(TRL_PATH, merge_adapter=merge)
+    trainer = build_trainer(load_config("smoke", overrides), run_dir, echo=False, plan=plan)
     assert (trainer.merge_for_rollouts is not None) is merge
     before = base_weights(trainer.model)
     try:

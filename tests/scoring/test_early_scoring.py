@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+from dataclasses import replace
 
 import pytest
 import torch
@@ -21,6 +22,7 @@ from rewards.scoring.scoring_engine import ScoringEngine
 from tests.models import tiny_sketcher, tiny_smoke_overrides
 from tests.scoring.counting import Counted, CountingFactory
 from watercolour.policy.early_scoring import FinishedRows
+from watercolour.policy.generation import TRL_PATH
 from watercolour.run_records.curves import CurvesFile
 from watercolour.run_records.rollout_store import RolloutStore
 
@@ -122,11 +124,11 @@ def train_one_step(run_dir, early: bool):
     os.environ.setdefault("TRACKIO_DIR", str(run_dir / "trackio"))
     from watercolour.training.trainer import build_trainer, close_reward
 
-    overrides = {"training.early_scoring": early, "training.per_device_batch_size": len(SUBJECTS) * GENERATIONS}
+    overrides = {"training.per_device_batch_size": len(SUBJECTS) * GENERATIONS}
     config = load_config("smoke", tiny_smoke_overrides(run_dir, 1, GENERATIONS, **overrides))
     clients = {"aesthetic": AttributingFactory(build_scorer), "judge": AttributingFactory(build_judge)}
 
-    trainer = build_trainer(config, run_dir, echo=False)
+    trainer = build_trainer(config, run_dir, echo=False, plan=replace(TRL_PATH, early_scoring=early))
     reward = trainer.reward_funcs[0]
     assert isinstance(reward, CompositeReward) and isinstance(reward.scorer, ScoringEngine)
     reward.scorer = ScoringEngine(config.scoring, run_dir, clients=clients)  # the same engine, its clients counted

@@ -150,13 +150,15 @@ def override(text: str) -> tuple[str, Any]:
     from pydantic.fields import FieldInfo
 
     from deployments.presets import parse_overrides
-    from ground.run_config import RunConfig
+    from ground.run_config import REPLACED_SETTINGS, RunConfig
     from rewards.scoring.terms import reward_terms
 
     try:
         [(key, value)] = parse_overrides([text]).items()
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+    if key in REPLACED_SETTINGS:
+        raise argparse.ArgumentTypeError(REPLACED_SETTINGS[key])
     # The run configuration's own fields, and each reward term's settings under the term's name.
     terms = {name: FieldInfo.from_annotation(term.settings) for name, term in reward_terms().items() if term.settings}
     model: type[BaseModel] | None = RunConfig

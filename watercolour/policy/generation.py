@@ -5,10 +5,10 @@ for each new token; on a GPU that left the Qwen3-4B shape far below what memory 
 (docs/gpu.md). A static cache preallocates the keys and values, so the decode step has fixed shapes and
 transformers can compile it (torch.compile, CUDA graphs). The compiled graphs are kept on the model and reused
 by every later step as long as the shapes stay the same: the generation batch is fixed by the configuration,
-and `prompt_pad_multiple` rounds the prompt length up so nearby lengths share one cache size.
+and a plan's `pad_multiple` can round the prompt length up so nearby lengths share one cache size.
 
-On CPU nothing changes unless the configuration asks: the cache stays dynamic and nothing is compiled
-(transformers compiles generation only on accelerators).
+A user chooses TRL's path or the fast one (`training.generation`); on CPU the default is TRL's (transformers
+compiles generation only on accelerators). The levers one by one are the GPU benchmark's (`bench.gpu`).
 """
 
 from __future__ import annotations
@@ -30,52 +30,53 @@ REQUIRE_GRADS_HOOK = "make_inputs_require_grads"
 
 @dataclass(frozen=True)
 class GenerationPlan:
-    """The generation settings a run resolves to on the device it runs on."""
+    """The levers of rollout generation. A user chooses a path (`training.generation`: `TRL_PATH` or `FAST_PATH`);
+    the GPU benchmark and the tests build plans lever by lever, to measure or check what each one is worth."""
 
     cache: str  # "dynamic" or "static"
     compile: bool
+    # Prompts left-padded to a multiple of this many tokens, so nearby lengths share a compiled graph; off in the
+    # fast path: on the H200 the compiled step with left padding sampled from NaN probabilities (docs/gpu.md).
     pad_multiple: int | None
+    # Render and score each completion as soon as it ends (watercolour.policy.early_scoring): a lever of generation,
+    # not of the reward, which is the same either way; it pays where the decode leaves CPUs idle.
     early_scoring: bool = False
     merge_adapter: bool = False  # decode with the LoRA merged into the weights (watercolour.policy.rollout_weights)
     packed_gqa: bool = False  # grouped-query attention without repeated keys and values (watercolour.policy.attention)
     grouped_experts: bool = False  # MoE experts read in place (watercolour.policy.experts)
     skip_guards: bool = False  # a decode step of shapes already compiled runs without its guards (UnguardedDecode)
     written_only: bool = False  # a decode step attends over the cache blocks written (watercolour.policy.attention)
-    deferred_stop: bool = False  # the host never waits for a decode step to end (stop_checks_deferred)
+    deferred_stop: bool = False  # the host never waits for a decode step to end (decode_without_waiting)
+
+
+# TRL's default transformers path: a dynamic cache, nothing compiled, each completion scored with its batch.
+TRL_PATH = GenerationPlan(cache="dynamic", compile=False, pad_multiple=None)
+# The measured fast path (docs/gpu.md): every lever on. The decode-step levers act inside the compiled step only.
+FAST_PATH = GenerationPlan(
+    cache="static",
+    compile=True,
+    pad_multiple=None,
+    early_scoring=True,
+    merge_adapter=True,
+    packed_gqa=True,
+    grouped_experts=True,
+    skip_guards=True,
+    written_only=True,
+    deferred_stop=True,
+)
 
 
 def resolve(training: TrainingSettings, cuda: bool | None = None) -> GenerationPlan:
-    """Fill the configuration's `None`s for this device: static cache and compilation with a GPU, neither on CPU."""
-    if cuda is None:
-        import torch
+    """The plan of the configuration's `training.generation`; unset, the fast path with a GPU and TRL's on CPU, where
+    transformers compiles nothing and early renders would take cores from generation."""
+    path = training.generation
+    if path is None:
+        if cuda is None:
+            import torch
 
-        cuda = torch.cuda.is_available()
-    cache = training.generation_cache or ("static" if cuda else "dynamic")
-    compiled = training.generation_compile if training.generation_compile is not None else cuda and cache == "static"
-    # Padding exists to keep compiled shapes stable; without compilation it would only add work.
-    pad_multiple = training.prompt_pad_multiple if compiled else None
-    early = training.early_scoring if training.early_scoring is not None else cuda
-    merge = training.generation_merge_adapter if training.generation_merge_adapter is not None else cuda
-    # Outside compilation transformers already packs grouped queries itself; the setting matters only inside it.
-    packed = compiled and (training.generation_packed_gqa if training.generation_packed_gqa is not None else True)
-    grouped = training.generation_grouped_experts
-    experts = compiled and (grouped if grouped is not None else True)
-    unguarded = compiled and (training.generation_skip_guards if training.generation_skip_guards is not None else True)
-    written = compiled and (training.generation_written_only if training.generation_written_only is not None else True)
-    deferred = training.generation_deferred_stop
-    deferred = compiled and (deferred if deferred is not None else True)
-    return GenerationPlan(
-        cache=cache,
-        compile=compiled,
-        pad_multiple=pad_multiple,
-        early_scoring=early,
-        merge_adapter=merge,
-        packed_gqa=packed,
-        grouped_experts=experts,
-        skip_guards=unguarded,
-        written_only=written,
-        deferred_stop=deferred,
-    )
+            cuda = torch.cuda.is_available()
+        path = "fast" if cuda else "trl"
+    return FAST_PATH if path == "fast" else TRL_PATH
 
 
 def grpo_kwargs(plan: GenerationPlan) -> dict[str, Any]:
@@ -157,7 +158,7 @@ def stop_checks_deferred() -> Iterator[None]:
 
 
 LATE = (
-    "in a decode step of this rollout (checked when the rollout ended; training.generation_deferred_stop=false "
+    "in a decode step of this rollout (checked when the rollout ended; training.generation=trl "
     "checks in the step itself)"
 )
 

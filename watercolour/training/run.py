@@ -18,6 +18,7 @@ from ground.run_config import RunConfig
 from rewards.scoring.composite import OnScored
 from rewards.scoring.dead_letters import DeadLetterLog
 from watercolour.policy.adapter import export_adapter
+from watercolour.policy.generation import GenerationPlan
 from watercolour.run_records.curves import CurvesFile
 from watercolour.run_records.gallery import write_gallery
 from watercolour.run_records.rollout_store import RolloutStore, gallery_items
@@ -99,6 +100,7 @@ def train(
     fan_out: FanOut | None = None,
     step_hook: StepHookFactory | None = None,
     fail_at_step: int | None = None,
+    plan: GenerationPlan | None = None,
 ) -> dict[str, Path]:
     """One run end to end: resume point, training, the adapter and the run's gallery. Returns what it wrote.
 
@@ -106,7 +108,8 @@ def train(
     (`watercolour.training.launch`): `step_hook` then sees each step once the main rank has stored it, and a fan-out
     is not used (each rank scores in process). Every rank calls this; the main process alone writes the run's files
     (the others return an empty dict: they wrote none of them) and every process trains its share. `fail_at_step`
-    fails the run on purpose in the step after it (rehearsing a resume).
+    fails the run on purpose in the step after it (rehearsing a resume). `plan` sets the generation levers one by one
+    for a run in this process (a test's); None = the configuration's `training.generation`.
     """
     assert config.run_dir is not None, "RunConfig resolves run_dir when it is built"
     run_dir = Path(config.run_dir)
@@ -117,7 +120,7 @@ def train(
     if fail_at_step is not None:
         step_hook = failing_at(fail_at_step, step_hook)
     try:
-        return train_here(config, run_dir, resume, echo, fan_out, step_hook)
+        return train_here(config, run_dir, resume, echo, fan_out, step_hook, plan)
     except Exception as error:
         if launched():
             record_rank_failure(run_dir, error)
@@ -152,6 +155,7 @@ def train_here(
     echo: Echo,
     fan_out: FanOut | None,
     step_hook: StepHookFactory | None,
+    plan: GenerationPlan | None = None,
 ) -> dict[str, Path]:
     """`train` in this process (one of a launched run's ranks, or the only one)."""
     processes = process_state()
@@ -164,7 +168,7 @@ def train_here(
         forget_steps_after(run_dir, checkpoint)
         config.save(run_dir / "config.yaml")
     processes.wait_for_everyone()  # nobody records a step before the main process forgot the ones to redo
-    trainer = build_trainer(config, run_dir, echo=echo, fan_out=fan_out, step_hook=step_hook)
+    trainer = build_trainer(config, run_dir, echo=echo, fan_out=fan_out, step_hook=step_hook, plan=plan)
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     finally:

@@ -30,6 +30,7 @@ from watercolour.pipeline.rollouts import IMPORTANCE_MODE, PipelinedRollouts, pi
 from watercolour.policy.adapter import load_policy
 from watercolour.policy.early_scoring import Prefetches, scoring_during_generation
 from watercolour.policy.generation import (
+    GenerationPlan,
     UnguardedDecode,
     decode_without_waiting,
     grpo_kwargs,
@@ -60,6 +61,7 @@ from watercolour.training.distributed import ScoredSlices, per_process_config, r
 from watercolour.training.paint_ahead import episode_seeds, render_ahead
 from watercolour.training.repaint_reward import RepaintReward, StepClock, close_episodes, episode_factory
 from watercolour.training.scoring_route import FanOut, describe, reward_for
+from watercolour.upstream.seams import check_upstream
 
 
 # Each checkpoint holds the adapter plus Adam's two moments; a few is enough to step back from a bad save.
@@ -76,15 +78,22 @@ class TimedGRPOTrainer(GRPOTrainer):
     """GRPOTrainer that logs where a step's time goes: generating and scoring (the update is the rest).
 
     TRL times these phases too, but sends the timings straight to the trackers, past the callbacks that write
-    the curves; wrapping its two phase methods (TRL is pinned at 1.16) puts them in the step's logs instead.
+    the curves; wrapping its two phase methods puts them in the step's logs instead.
 
     In several processes (`slices` set), scoring ends with the step's gather: every process's scored slice goes
     to the main process, which records the whole step in the store and logs its reward metrics once
     (`watercolour.training.distributed`).
+
+    Its overrides of TRL's private methods are listed, with the signatures they were written against, in
+    `watercolour.upstream.seams`; building one on other TRL or transformers versions is refused there.
     """
 
     slices: ScoredSlices | None = None
     store: RolloutStore | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        check_upstream()
+        super().__init__(*args, **kwargs)
 
     def _record_time(self, name: str, started: float) -> None:
         # Runs have no eval set, so every generation belongs to a training step.
@@ -364,8 +373,9 @@ def generation_inputs(model: Any, fields: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if key in names}
 
 
-def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
-    """The recipe's GRPO settings from the configuration, checkpointing and trackio under the run directory."""
+def grpo_args(config: RunConfig, run_dir: Path, plan: GenerationPlan | None = None) -> GRPOConfig:
+    """The recipe's GRPO settings from the configuration, checkpointing and trackio under the run directory; the
+    rollouts generated as `plan` says (None: the configuration's `training.generation`)."""
     training = config.training
     bf16, checkpointing = device_settings(training)
     return GRPOConfig(
@@ -410,7 +420,7 @@ def grpo_args(config: RunConfig, run_dir: Path) -> GRPOConfig:
         # TRL's importance correction, read only where pipelined rollouts hand it their sampling log-probabilities
         # (`watercolour.pipeline.rollouts`): a ratio per token, truncated at TRL's cap (its default, 3).
         vllm_importance_sampling_mode=IMPORTANCE_MODE,
-        **grpo_kwargs(resolve(training)),
+        **grpo_kwargs(plan or resolve(training)),
     )
 
 
@@ -463,6 +473,7 @@ def build_trainer(
     echo: Echo = True,
     fan_out: FanOut | None = None,
     step_hook: StepHookFactory | None = None,
+    plan: GenerationPlan | None = None,
 ) -> TimedGRPOTrainer:
     """The GRPO trainer for this run: policy, LoRA (fresh, or the start adapter), reward, store and curves.
 
@@ -470,12 +481,14 @@ def build_trainer(
     its `fan_out`. `step_hook(config, run_dir, then)` (the Prefect run's step artifacts) is handed each scored step
     before `then`, the rollout store. A repaint run's environments score instead, and the hook follows each step's
     recorded episodes. Under `accelerate launch` each process builds its own reward, with its share of the browsers,
-    and the main process records the gathered step (`watercolour.training.distributed`).
+    and the main process records the gathered step (`watercolour.training.distributed`). Rollouts are generated as
+    `plan` says: None is the configuration's `training.generation`; a test sets levers one by one.
     """
     training = config.training
+    plan = plan or resolve(training)
     if not torch.cuda.is_available():
         set_cpu_threads()
-    args = grpo_args(config, run_dir)  # sets up the process group under `accelerate launch`
+    args = grpo_args(config, run_dir, plan)  # sets up the process group under `accelerate launch`
     store = RolloutStore(run_dir, training.num_generations, preset=config.name, pool_revision=config.pool_revision)
     slices = ScoredSlices() if args.world_size > 1 else None
     refuse_repaint_in_processes(config, args.world_size)
@@ -516,7 +529,6 @@ def build_trainer(
         assert factory is not None
         trainer.turn_tokens = config.repaint.turn_tokens
         trainer.paint_ahead = factory.paint_ahead
-    plan = resolve(training)
     prepare_rollouts(trainer, plan)
     if training.pipeline.max_staleness:
         trainer.pipeline = pipelined(trainer, training, plan)
