@@ -143,6 +143,21 @@ def test_the_decode_step_compiles_whole_over_the_slot_cache(tokenizer: Any) -> N
     assert {key: row.token_ids for key, row in traced.items()} == {key: row.token_ids for key, row in eager.items()}
 
 
+def test_a_pipelined_run_keeps_the_fast_path_but_the_written_only_attention() -> None:
+    """The written-only attention's kernel fails to compile over the slot cache on a GPU (torch 2.11's Inductor), so
+    the slot decoder's plan leaves it out and keeps every other lever of the fast path."""
+    from dataclasses import asdict
+
+    from watercolour.pipeline.rollouts import slot_plan
+    from watercolour.policy.generation import FAST_PATH
+
+    plan = slot_plan(FAST_PATH)
+    assert not plan.written_only
+    assert {k: v for k, v in asdict(plan).items() if k != "written_only"} == {
+        k: v for k, v in asdict(FAST_PATH).items() if k != "written_only"
+    }
+
+
 def test_sampling_the_decoder_does_not_apply_is_refused() -> None:
     with pytest.raises(UnsupportedSampling, match="max_staleness=0"):
         Sampler(GenerationConfig(do_sample=True, repetition_penalty=1.1))
@@ -151,14 +166,14 @@ def test_sampling_the_decoder_does_not_apply_is_refused() -> None:
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_the_compiled_decode_step_with_late_reads_decodes_as_the_eager_one(tokenizer: Any) -> None:
-    """On a GPU as a pipelined run decodes: the compiled step (CUDA graphs), written-only attention, the host reading
-    which rows ended one step late."""
+    """On a GPU as a pipelined run decodes: the compiled step (CUDA graphs), the packed attention (`slot_plan`: the
+    written-only one does not compile over the slot cache), the host reading which rows ended one step late."""
     from transformers import CompileConfig
 
     from watercolour.policy.attention import KV_BLOCK, use_packed_gqa
 
     model = build_model("tiny-qwen3.5-moe", tokenizer, "cuda", torch.float32).eval()
-    use_packed_gqa(model, written_only=True)
+    use_packed_gqa(model, written_only=False)
     compiled = model.get_compiled_call(CompileConfig(fullgraph=False, dynamic=False, mode="reduce-overhead"))
     rows = [Row(number, prompts(tokenizer)[number % 5], stop) for number, stop in enumerate(STOPS)]
     eager = decode_all(SlotDecoder(model, SLOTS, BUDGET, KV_BLOCK, [tokenizer.eos_token_id], Sampler(GREEDY)), rows)
