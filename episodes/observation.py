@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image
 from pydantic import BaseModel, Field
 
-from ground.records import GateVerdict, RewardParts
+from ground.records import GateVerdict, RewardParts, ViolationCode
 from renderers.coverage import PAINT_THRESHOLD, paper_colour
 from rewards.offline_aesthetic import image_features
 from rewards.pixels import ANALYSIS_SIZE
@@ -33,35 +33,6 @@ PALETTE_SIZE = 4
 # A gate detail longer than this (a long error message) is cut, so one bad call cannot fill the policy's context.
 DETAIL_CHARS = 160
 DETAILS_PER_CODE = 4
-
-# Violation code -> what it means, in the words the prompt uses. Codes not named here are spelled out as they are.
-PROBLEMS: dict[str, str] = {
-    "no_sketch": "no sketch was found: reply with a sketch that defines setup and draw",
-    "oversize_source": "the sketch is too long",
-    "syntax_error": "the JavaScript does not parse",
-    "truncated": "the sketch was cut off before its end (an unfinished block, call or string): write a shorter one",
-    "missing_entry_points": "setup is not defined as a top-level function",
-    "not_webgl": "the canvas is not created with createCanvas(600, 600, WEBGL)",
-    "method_outside_allowlist": "these brush methods do not exist (only the ten listed may be used)",
-    "bare_primitives": "plain p5 drawing was called without brush. in front",
-    "text_drawing": "text was drawn on the canvas",
-    "external_access": "the sketch loads files, uses the network or the page",
-    "computed_access": "the sketch reaches into objects that are not its own",
-    "name_outside_allowlist": "these names are not allowed",
-    "global_write": "the sketch assigns to a global name it did not declare",
-    "ambiguous_source": "the source holds characters or comments a browser may read otherwise",
-    "no_painting_calls": "nothing is painted: call brush.endShape(true) after a shape, or brush.circle",
-    "render_timeout": "the sketch ran too long and was stopped",
-    "render_crashed": "the page crashed while painting (too much work or memory)",
-    "no_canvas": "no canvas was made",
-    "navigation": "the sketch left its page",
-    "readback_failed": "the picture could not be read from the canvas",
-    "oversize_picture": "the canvas is larger than 600 by 600",
-    "render_fault": "the sketch broke the page",
-    "network_attempt": "the page tried to use the network",
-    "runtime_error": "a call threw an error while painting",
-    "blank_canvas": "almost nothing is visible on the canvas",
-}
 
 
 class PictureFacts(BaseModel):
@@ -149,7 +120,7 @@ def problems(verdict: GateVerdict) -> list[str]:
     lines = []
     for code in verdict.violations:
         details = [_clip(detail) for detail in verdict.details.get(code, [])[:DETAILS_PER_CODE]]
-        meaning = PROBLEMS.get(code, code.replace("_", " "))
+        meaning = ViolationCode.of(code).wording
         lines.append(f"{meaning}: {'; '.join(details)}" if details else meaning)
     return lines
 

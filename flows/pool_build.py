@@ -178,8 +178,9 @@ def build_pool(
     )
     published = publish_revision(pool_dir, hub) if hub is not None else None
     create_markdown_artifact(
-        f"## Pool revision {revision}\n\nTrain on it with `-o pool_dir={pool_dir}`."
-        + (f"\n\nPublished: {published}" if published else ""),
+        f"## Pool revision {revision}\n\nTrain on it with `watercolour train --preset PRESET pool_dir={pool_dir}`, or "
+        f'`prefect deployment run train/PRESET -p overrides=\'{{"pool_dir": "{pool_dir}"}}\'` (with the '
+        "preset's other overrides)." + (f"\n\nPublished: {published}" if published else ""),
         key="pool-revision",
     )
     return {

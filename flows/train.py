@@ -46,7 +46,7 @@ from tasks.space import put_space_to_sleep, set_space_backstop
 from tasks.training import grpo_train, warm_start_policy
 from watercolour.operations.publish import PublishSettings
 from watercolour.operations.space_control import sleep_space
-from watercolour.run_records.run_dir import checkpoint_step, latest_checkpoint
+from watercolour.run_records.run_dir import checkpoint_step, checkpoint_to_resume, latest_checkpoint
 from watercolour.training.warm_start_cache import needs_warm_start
 
 
@@ -54,10 +54,6 @@ from watercolour.training.warm_start_cache import needs_warm_start
 Preset = Enum("Preset", {name: name for name in preset_names()}, type=str)  # type: ignore[misc]
 SMOKE = Preset("smoke")
 STARTED_BY = "flow-run.json"
-
-
-class RunDirTaken(RuntimeError):
-    """The run directory holds another flow run's checkpoints and `continue_run` was not given."""
 
 
 def flow_run_dir(config: RunConfig, explicit: str | None) -> Path:
@@ -72,18 +68,18 @@ def claim_run_dir(run_dir: Path, continue_run: bool) -> str:
     here = str(runtime.flow_run.id)
     marker = run_dir / STARTED_BY
     owner = json.loads(marker.read_text())["flow_run_id"] if marker.is_file() else None
-    checkpoint = latest_checkpoint(run_dir)
+    checkpoint = checkpoint_to_resume(
+        run_dir,
+        resume=owner == here or continue_run,
+        fix="pass continue_run=true to continue that run, or leave run_dir empty for a directory of this run's own",
+        started_by=f"the run of flow run {owner}",
+    )
     if checkpoint is None:
         action = f"starting a new run in {run_dir}"
     elif owner == here:
         action = f"resuming this flow run's training in {run_dir} from {checkpoint.name}"
-    elif continue_run:
-        action = f"continuing the run in {run_dir} (started by flow run {owner}) from {checkpoint.name}"
     else:
-        raise RunDirTaken(
-            f"{run_dir} holds the checkpoints of flow run {owner} (latest {checkpoint.name}): pass continue_run=true "
-            "to continue that run, or leave run_dir empty for a directory of this run's own"
-        )
+        action = f"continuing the run in {run_dir} (started by flow run {owner}) from {checkpoint.name}"
     if owner is None or continue_run:
         run_dir.mkdir(parents=True, exist_ok=True)
         write_atomic(marker, json.dumps({"flow_run_id": here, "name": runtime.flow_run.name}).encode())

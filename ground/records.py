@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -57,6 +58,106 @@ class RenderResult(BaseModel):
     def summary(self) -> dict:
         """Everything but the PNG bytes, for JSON lines and logs."""
         return self.model_dump(exclude={"png"})
+
+
+# The gate's violation codes: each code's string (what records and JSON carry), the stages that find it and the
+# words the policy is told when its sketch is refused. The gate (`rewards.gate`) reports them, the observation
+# (`episodes.observation`) words them, and the table in `rewards/gate.py`'s docstring says when each is raised; a test
+# holds the three to this one list.
+class Stage(StrEnum):
+    """Where a violation is found: in the parse tree, while the page runs, or in the finished picture."""
+
+    STATIC = "static"
+    RENDER = "render"
+    PICTURE = "picture"
+
+
+STATIC, RENDER, PICTURE = (Stage.STATIC,), (Stage.RENDER,), (Stage.PICTURE,)
+
+
+class ViolationCode(StrEnum):
+    """A reason the gate refuses a sketch. A member is its code's string, so verdicts serialise as before."""
+
+    stages: tuple[Stage, ...]
+    wording: str
+
+    def __new__(cls, code: str, stages: tuple[Stage, ...], wording: str) -> ViolationCode:
+        member = str.__new__(cls, code)
+        member._value_ = code
+        member.stages = stages
+        member.wording = wording
+        return member
+
+    @classmethod
+    def of(cls, code: str) -> ViolationCode:
+        """The member of a code as a verdict carries it; a code outside this list is an error, never spelled out."""
+        for member in cls:
+            if member == code:
+                return member
+        raise ValueError(f"{code!r} is not a violation code: ground/records.py lists every one")
+
+    NO_SKETCH = "no_sketch", STATIC, "no sketch was found: reply with a sketch that defines setup and draw"
+    OVERSIZE_SOURCE = "oversize_source", STATIC, "the sketch is too long"
+    SYNTAX_ERROR = "syntax_error", STATIC, "the JavaScript does not parse"
+    TRUNCATED = (
+        "truncated",
+        STATIC,
+        "the sketch was cut off before its end (an unfinished block, call or string): write a shorter one",
+    )
+    MISSING_ENTRY_POINTS = "missing_entry_points", STATIC, "setup is not defined as a top-level function"
+    NOT_WEBGL = (
+        "not_webgl",
+        (Stage.STATIC, Stage.RENDER),
+        "the canvas is not created with createCanvas(600, 600, WEBGL)",
+    )
+    CANVAS_SIZE = (
+        "canvas_size",
+        (Stage.STATIC, Stage.RENDER),
+        "the canvas is not 600 by 600: call createCanvas(600, 600, WEBGL)",
+    )
+    METHOD_OUTSIDE_ALLOWLIST = (
+        "method_outside_allowlist",
+        STATIC,
+        "these brush methods do not exist (only the ten listed may be used)",
+    )
+    BRUSH_ARGUMENTS = (
+        "brush_arguments",
+        (Stage.STATIC, Stage.RENDER),
+        "a brush method was called with other arguments than the prompt lists for it",
+    )
+    BARE_PRIMITIVES = "bare_primitives", STATIC, "plain p5 drawing was called without brush. in front"
+    TEXT_DRAWING = "text_drawing", STATIC, "text was drawn on the canvas"
+    EXTERNAL_ACCESS = "external_access", STATIC, "the sketch loads files, uses the network or the page"
+    COMPUTED_ACCESS = "computed_access", STATIC, "the sketch reaches into objects that are not its own"
+    NAME_OUTSIDE_ALLOWLIST = "name_outside_allowlist", STATIC, "these names are not allowed"
+    GLOBAL_WRITE = "global_write", STATIC, "the sketch assigns to a global name it did not declare"
+    AMBIGUOUS_SOURCE = (
+        "ambiguous_source",
+        STATIC,
+        "the source holds characters or comments a browser may read otherwise",
+    )
+    NO_PAINTING_CALLS = (
+        "no_painting_calls",
+        STATIC,
+        "nothing is painted: call brush.endShape(true) after a shape, or brush.circle",
+    )
+    RENDER_TIMEOUT = "render_timeout", RENDER, "the sketch ran too long and was stopped"
+    RENDER_CRASHED = "render_crashed", RENDER, "the page crashed while painting (too much work or memory)"
+    NO_CANVAS = "no_canvas", RENDER, "no canvas was made"
+    NAVIGATION = "navigation", RENDER, "the sketch left its page"
+    READBACK_FAILED = "readback_failed", RENDER, "the picture could not be read from the canvas"
+    OVERSIZE_PICTURE = "oversize_picture", RENDER, "the canvas is larger than 600 by 600"
+    RENDER_FAULT = "render_fault", RENDER, "the sketch broke the page"
+    FLOOD = (
+        "flood",
+        RENDER,
+        "the sketch made more brush calls, errors or messages than a painting needs and was stopped",
+    )
+    NETWORK_ATTEMPT = "network_attempt", RENDER, "the page tried to use the network"
+    RUNTIME_ERROR = "runtime_error", RENDER, "a call threw an error while painting"
+    BLANK_CANVAS = "blank_canvas", RENDER, "almost nothing is visible on the canvas"
+    DARK_GROUND = "dark_ground", PICTURE, "the paper is dark: paint on a light ground and leave some of it white"
+    TEXT_IN_PICTURE = "text_in_picture", PICTURE, "letters or digits were painted into the picture"
 
 
 class GateVerdict(BaseModel):

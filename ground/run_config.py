@@ -82,7 +82,7 @@ class TrainingSettings(BaseModel):
     model: str = Field(
         default="Qwen/Qwen3.5-35B-A3B",
         description="Policy model: a hub id, a local path, or `shape:NAME` for a published shape with random weights "
-        "(a rehearsal of the run's costs before any weights are fetched: `watercolour rehearse`).",
+        "(a rehearsal of the run's costs before any weights are fetched: `watercolour rehearse --preset PRESET`).",
     )
     subject: str = Field(default=DEFAULT_SUBJECT, description="What the policy is asked to paint.")
     prompt: PromptStyle = Field(

@@ -17,6 +17,7 @@ from tree_sitter import Node
 
 from ground.js_scope import ScopeWalk, node_text
 from ground.prompt import JS_CONSTANTS, JS_FUNCTIONS, JS_NAMESPACES, P5_CONSTANTS, P5_MATHS, P5_STATEMENTS
+from ground.records import ViolationCode
 
 
 PRIMITIVES = frozenset(
@@ -55,7 +56,7 @@ CONSTANTS = frozenset(P5_CONSTANTS + JS_CONSTANTS)
 # How a reference is used: called as a statement, called for its value, constructed, read as an object's static
 # member (`member`), written (assigned, updated, deleted), or anything else (`value`).
 Role = Literal["statement", "call", "new", "member", "member_write", "write", "value"]
-Violation = tuple[Literal["name_outside_allowlist", "global_write"], str]
+Violation = tuple[Literal[ViolationCode.NAME_OUTSIDE_ALLOWLIST, ViolationCode.GLOBAL_WRITE], str]
 
 
 def global_use(name: str, role: Role, member: str = "") -> Violation | None:
@@ -67,10 +68,13 @@ def global_use(name: str, role: Role, member: str = "") -> Violation | None:
         what = f"{name}.{member}" if role == "member_write" else name
         known = name in STATEMENTS | PERMITTED_FUNCTIONS | CONSTANTS | set(JS_NAMESPACES) | REPORTED_ELSEWHERE
         fix = "a global of p5 or JavaScript may not be changed" if known else "not declared: declare it with let"
-        return "global_write", f"{what}: {fix}"
+        return ViolationCode.GLOBAL_WRITE, f"{what}: {fix}"
     if name in GLOBAL_OBJECTS:
         if role == "member" and member not in EXTERNAL_NAMES | GLOBAL_ONLY_PROPERTIES | PRIMITIVES:
-            return "name_outside_allowlist", f"{name}.{member}: the page's globals are not part of the sketch"
+            return (
+                ViolationCode.NAME_OUTSIDE_ALLOWLIST,
+                f"{name}.{member}: the page's globals are not part of the sketch",
+            )
         return None  # `window` as a value and its dangerous members are computed or external access
     if name in REPORTED_ELSEWHERE:
         return None
@@ -79,18 +83,21 @@ def global_use(name: str, role: Role, member: str = "") -> Violation | None:
     if name in JS_NAMESPACES and role == "member":
         if member in JS_NAMESPACES[name]:
             return None
-        return "name_outside_allowlist", f"{name}.{member}: the prompt permits only {', '.join(JS_NAMESPACES[name])}"
+        return (
+            ViolationCode.NAME_OUTSIDE_ALLOWLIST,
+            f"{name}.{member}: the prompt permits only {', '.join(JS_NAMESPACES[name])}",
+        )
     if name in STATEMENTS:
         if role == "statement":
             return None
-        return "name_outside_allowlist", f"{name}: call it as a statement; its result is p5's renderer"
+        return ViolationCode.NAME_OUTSIDE_ALLOWLIST, f"{name}: call it as a statement; its result is p5's renderer"
     if name in PERMITTED_FUNCTIONS:
         if role == "call" or role == "statement" or (role == "new" and name == "Array"):
             return None
-        return "name_outside_allowlist", f"{name}: call it; it may not be used as a value"
+        return ViolationCode.NAME_OUTSIDE_ALLOWLIST, f"{name}: call it; it may not be used as a value"
     if name in JS_NAMESPACES:
-        return "name_outside_allowlist", f"{name}: use its permitted members, not the object itself"
-    return "name_outside_allowlist", f"{name}: not one of the names the prompt permits"
+        return ViolationCode.NAME_OUTSIDE_ALLOWLIST, f"{name}: use its permitted members, not the object itself"
+    return ViolationCode.NAME_OUTSIDE_ALLOWLIST, f"{name}: not one of the names the prompt permits"
 
 
 # Expressions whose value is one of their operands: a call's value goes on to whatever holds them.

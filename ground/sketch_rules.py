@@ -32,6 +32,7 @@ from tree_sitter import Node
 
 from ground.js_scope import ScopeWalk, name_of, node_text, string_words
 from ground.prompt import BRUSH_ARGUMENTS, BRUSH_REQUIRED, CANVAS_SIZE, JS_NAMESPACES, brush_arguments_wanted
+from ground.records import ViolationCode
 from ground.sketch_names import (
     EXTERNAL_NAMES,
     EXTERNAL_PROPERTIES,
@@ -245,7 +246,9 @@ class Reader:
         violation = global_use(name, role, member)
         if violation is not None:
             code, detail = violation
-            (found.unlisted_names if code == "name_outside_allowlist" else found.global_writes).append(detail)
+            (found.unlisted_names if code == ViolationCode.NAME_OUTSIDE_ALLOWLIST else found.global_writes).append(
+                detail
+            )
         if name == "drawingContext":
             found.bare_primitives.append(name)
         elif name == "location" and role == "write":

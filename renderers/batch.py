@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 from ground.records import RenderResult
+from ground.settings import RenderSettings
 from renderers.browsers import BrowserPool
 
 
@@ -16,7 +17,8 @@ def render_many(
     deadline_s: float = 30.0,
     progress: Callable[[int, int, RenderResult], None] | None = None,
 ) -> list[RenderResult]:
-    """Render every sketch with `seed` at `size`x`size`; results come back in input order.
+    """Render every sketch with `seed` at `size`x`size` on a pool of the default render settings that lives for this
+    call; results come back in input order.
 
     `progress(done, total, result)` is called as each render finishes, in completion order. Runs its own
     event loop, so call it from synchronous code only; async callers use BrowserPool directly.
@@ -25,7 +27,7 @@ def render_many(
 
 
 async def _render_all(sources, seed, size, deadline_s, progress) -> list[RenderResult]:
-    async with BrowserPool(deadline_s=deadline_s) as browsers:
+    async with BrowserPool.from_settings(RenderSettings(seed=seed, size=size, deadline_s=deadline_s)) as browsers:
         done = 0
 
         async def one(source: str) -> RenderResult:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ground.records import RenderResult
+from ground.settings import RenderSettings
 from renderers.assets import LIBRARIES, library
 from renderers.domains import Broken, Driver, Kind, Turns
 from renderers.isolation import offline_launch
@@ -87,6 +88,16 @@ class BrowserPool:
     executable: str = CHROMIUM
     recycle_after: int = 200  # renders per slot; Chromium's RSS grows ~2.9 MB per render in one page
     isolate_network: bool = True  # False: the request router alone stands between a sketch and the network
+
+    @classmethod
+    def from_settings(cls, render: RenderSettings) -> BrowserPool:
+        """The pool a run's render settings describe (browsers, pages per browser, deadline), not yet started.
+
+        Whoever calls this owns the pool: it starts it and closes it (`async with`, or `start()` then `close()` in a
+        `finally`). A pool lent to another object (a ScoringEngine's `browsers`, a Generator's renderer) stays its
+        lender's to close; a process-wide pool (`rewards.scoring.engine_thread`) is closed by its thread.
+        """
+        return cls(browsers=render.browsers, pages_per_browser=render.pages_per_browser, deadline_s=render.deadline_s)
 
     def __post_init__(self) -> None:
         self._driver: Driver | None = None

@@ -179,7 +179,6 @@ TERM = RewardTerm(
     name="aesthetic",
     measures="the aesthetic score A of the painting in 0..1 (HPSv3, or the offline image-statistics stand-in, which "
     "also reads the subject's colours)",
-    needs_picture=True,
     settings=AestheticSettings,
     build=build_scorer,
     check=check_scorer,

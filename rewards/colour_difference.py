@@ -36,11 +36,6 @@ def hex_to_rgb(colour: str) -> np.ndarray:
     return np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)], dtype=np.float64)
 
 
-def hue_and_chroma(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """CIELAB hue angle (degrees, 0..360) and chroma C*ab."""
-    return np.degrees(np.arctan2(lab[..., 2], lab[..., 1])) % 360.0, np.hypot(lab[..., 1], lab[..., 2])
-
-
 def ciede2000(lab1: np.ndarray, lab2: np.ndarray) -> np.ndarray:
     """The CIEDE2000 difference of CIELAB colours, broadcast over their leading axes (kL = kC = kH = 1)."""
     l1, a1, b1 = lab1[..., 0], lab1[..., 1], lab1[..., 2]

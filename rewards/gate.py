@@ -14,7 +14,7 @@ records a dead letter and the rollout's reward is None.
 | `syntax_error` | static | the parse tree has ERROR/MISSING nodes before the end of the text (details: line numbers) |
 | `truncated` | static | the text ends inside an unfinished construct (an open block, call or string) |
 | `missing_entry_points` | static | no `setup` that p5 can see (a function declaration, `var` or assignment at top level) |
-| `not_webgl` | static | no `createCanvas(..., WEBGL)`, or a `createCanvas` without it |
+| `not_webgl` | static, render | no `createCanvas(..., WEBGL)`, or a `createCanvas` without it; at render, `createCanvas` without WEBGL however the mode was spelled |
 | `method_outside_allowlist` | static | a `brush.X` whose X is not one of the allowed methods |
 | `brush_arguments` | static, render | a brush call with more arguments than the prompt lists, a required one left out, or one of another kind (`fill(colorHex[, opacity])`: a string, then optionally a finite number); at render the first such call ends it |
 | `bare_primitives` | static | p5 drawing called without `brush.` (`ellipse(...)`, `window.rect`, `new p5`, `drawingContext`) |
@@ -33,7 +33,6 @@ records a dead letter and the rollout's reward is None.
 | `oversize_picture` | render | the canvas is larger than the requested size (`pixelDensity` after `createCanvas`) |
 | `render_fault` | render | the sketch broke the render harness some other way, and again alone on a fresh renderer |
 | `canvas_size` | static, render | `createCanvas` with a side other than the prompt's 600 (at render: no canvas is made) |
-| `not_webgl` | render | also at render time: `createCanvas` without WEBGL, however the mode was spelled |
 | `flood` | render | more brush calls, errors, console messages, bytes of errors, network attempts or requests than the harness keeps; the render ends |
 | `network_attempt` | render | the page attempted a network connection: a request, a WebSocket, WebRTC, a link hint |
 | `runtime_error` | render | an uncaught error, a rejected promise or a console error |
@@ -48,7 +47,7 @@ import asyncio
 from typing import Protocol
 
 from ground.prompt import PAINTING_METHODS
-from ground.records import GateVerdict, RenderResult, sketch_hash
+from ground.records import GateVerdict, RenderResult, ViolationCode, sketch_hash
 from ground.settings import GateSettings
 from ground.sketch import candidate_source, inventory
 from renderers import RendererUnavailable
@@ -68,29 +67,38 @@ def static_check(completion: str, settings: GateSettings | None = None) -> GateV
     source = candidate_source(completion)
     if len(source) > settings.max_source_chars:
         limit = f"{len(source)} characters; the limit is {settings.max_source_chars}"
-        return GateVerdict(passed=False, violations=["oversize_source"], details={"oversize_source": [limit]})
+        return GateVerdict(
+            passed=False, violations=[ViolationCode.OVERSIZE_SOURCE], details={ViolationCode.OVERSIZE_SOURCE: [limit]}
+        )
     found = inventory(source, settings.allowlist)
     if not found.names_entry_point:
-        return GateVerdict(passed=False, violations=["no_sketch"])
+        return GateVerdict(passed=False, violations=[ViolationCode.NO_SKETCH])
     details: dict[str, list[str]] = {
-        "syntax_error": [f"line {line}" for line in found.syntax_error_lines],
-        "truncated": ["the sketch ends inside an unfinished block, call or string"] if found.truncated else [],
-        "missing_entry_points": [] if found.defines_setup else ["define setup as a top-level function"],
-        "not_webgl": [] if found.webgl else ["call createCanvas(600, 600, WEBGL)"],
-        "canvas_size": found.canvas_size,
-        "method_outside_allowlist": [f"brush.{name}" for name in found.outside_allowlist],
-        "brush_arguments": found.brush_arguments,
-        "bare_primitives": found.bare_primitives,
-        "text_drawing": found.text_drawing,
-        "external_access": found.external_access,
-        "computed_access": found.computed_access,
-        "name_outside_allowlist": found.unlisted_names,
-        "global_write": found.global_writes,
-        "ambiguous_source": found.ambiguous_source,
-        "no_painting_calls": [] if any(found.brush_calls[m] for m in PAINTING_METHODS) else ["nothing is painted"],
+        ViolationCode.SYNTAX_ERROR: [f"line {line}" for line in found.syntax_error_lines],
+        ViolationCode.TRUNCATED: ["the sketch ends inside an unfinished block, call or string"]
+        if found.truncated
+        else [],
+        ViolationCode.MISSING_ENTRY_POINTS: [] if found.defines_setup else ["define setup as a top-level function"],
+        ViolationCode.NOT_WEBGL: [] if found.webgl else ["call createCanvas(600, 600, WEBGL)"],
+        ViolationCode.CANVAS_SIZE: found.canvas_size,
+        ViolationCode.METHOD_OUTSIDE_ALLOWLIST: [f"brush.{name}" for name in found.outside_allowlist],
+        ViolationCode.BRUSH_ARGUMENTS: found.brush_arguments,
+        ViolationCode.BARE_PRIMITIVES: found.bare_primitives,
+        ViolationCode.TEXT_DRAWING: found.text_drawing,
+        ViolationCode.EXTERNAL_ACCESS: found.external_access,
+        ViolationCode.COMPUTED_ACCESS: found.computed_access,
+        ViolationCode.NAME_OUTSIDE_ALLOWLIST: found.unlisted_names,
+        ViolationCode.GLOBAL_WRITE: found.global_writes,
+        ViolationCode.AMBIGUOUS_SOURCE: found.ambiguous_source,
+        ViolationCode.NO_PAINTING_CALLS: []
+        if any(found.brush_calls[m] for m in PAINTING_METHODS)
+        else ["nothing is painted"],
     }
     if found.truncated:  # the rest was read from a fragment whose last token is cut: `brush.begi` is no method
-        details = {code: details[code] for code in ("syntax_error", "truncated", "ambiguous_source")}
+        details = {
+            code: details[code]
+            for code in (ViolationCode.SYNTAX_ERROR, ViolationCode.TRUNCATED, ViolationCode.AMBIGUOUS_SOURCE)
+        }
     details = capped(details)
     return GateVerdict(
         passed=not details,
@@ -138,10 +146,10 @@ async def render_violations(render: RenderResult, settings: GateSettings) -> dic
     """Violation code -> reasons for one render: what the page did, then the picture's own checks on a clean one."""
     details = runtime_violations(render, settings.coverage_floor)
     if not details and render.png is not None:
-        details = capped({"dark_ground": dark_ground(render.png)})
+        details = capped({ViolationCode.DARK_GROUND: dark_ground(render.png)})
     if not details and render.png is not None and settings.read_text:
         try:
-            details = capped({"text_in_picture": await painted_text(render.png)})
+            details = capped({ViolationCode.TEXT_IN_PICTURE: await painted_text(render.png)})
         except TextReaderMissing as error:
             raise RendererUnavailable(str(error)) from error
     return details
@@ -149,32 +157,32 @@ async def render_violations(render: RenderResult, settings: GateSettings) -> dic
 
 # The renderer's fault kinds (RenderResult.fault) and the violation code each one is.
 FAULT_CODES = {
-    "navigation": "navigation",
-    "readback": "readback_failed",
-    "oversize": "oversize_picture",
-    "harness": "render_fault",
-    "canvas_size": "canvas_size",
-    "not_webgl": "not_webgl",
-    "flood": "flood",
-    "brush_arguments": "brush_arguments",
+    "navigation": ViolationCode.NAVIGATION,
+    "readback": ViolationCode.READBACK_FAILED,
+    "oversize": ViolationCode.OVERSIZE_PICTURE,
+    "harness": ViolationCode.RENDER_FAULT,
+    "canvas_size": ViolationCode.CANVAS_SIZE,
+    "not_webgl": ViolationCode.NOT_WEBGL,
+    "flood": ViolationCode.FLOOD,
+    "brush_arguments": ViolationCode.BRUSH_ARGUMENTS,
 }
 
 
 def runtime_violations(render: RenderResult, coverage_floor: float) -> dict[str, list[str]]:
     """Violation code -> reasons, for what the page did."""
     unexplained = not (render.ok or render.timed_out or render.crashed or render.fault or render.errors)
-    details = {
-        "render_timeout": ["killed at the browser pool's deadline"] if render.timed_out else [],
-        "render_crashed": ["the page crashed"] if render.crashed else [],
-        "no_canvas": ["no canvas to read back"] if unexplained else [],
+    details: dict[str, list[str]] = {
+        ViolationCode.RENDER_TIMEOUT: ["killed at the browser pool's deadline"] if render.timed_out else [],
+        ViolationCode.RENDER_CRASHED: ["the page crashed"] if render.crashed else [],
+        ViolationCode.NO_CANVAS: ["no canvas to read back"] if unexplained else [],
         **(
-            {FAULT_CODES.get(render.fault, "render_fault"): [render.fault_detail or render.fault]}
+            {FAULT_CODES.get(render.fault, ViolationCode.RENDER_FAULT): [render.fault_detail or render.fault]}
             if render.fault
             else {}
         ),
-        "network_attempt": render.blocked_requests,
-        "runtime_error": render.errors,
-        "blank_canvas": [f"coverage {render.coverage:.4f} < {coverage_floor}"]
+        ViolationCode.NETWORK_ATTEMPT: render.blocked_requests,
+        ViolationCode.RUNTIME_ERROR: render.errors,
+        ViolationCode.BLANK_CANVAS: [f"coverage {render.coverage:.4f} < {coverage_floor}"]
         if render.coverage is not None and render.coverage < coverage_floor
         else [],
     }

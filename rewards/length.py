@@ -62,6 +62,5 @@ TERM: RewardTerm[Any] = RewardTerm(
     name="length",
     measures="the length ramp L of the extracted sketch in 0..1: 0 below 150 tokens, rising to 1 at 3,000, 0 above "
     "6,000 (a compact sketch of a few hundred tokens scores a few hundredths)",
-    needs_picture=False,
     of_verdict=lambda verdict: length_score(verdict.sketch),
 )

@@ -48,7 +48,6 @@ class RewardTerm(Generic[Settings]):
 
     name: str
     measures: str
-    needs_picture: bool
     of_verdict: Callable[[GateVerdict], float] | None = None
     # The term's settings model; a service term has one (every field with a default).
     settings: type[Settings] | None = None

@@ -17,17 +17,12 @@ from prefect import task
 from prefect.cache_policies import DEFAULT
 
 from ground.records import DeadLetter
-from ground.settings import RenderSettings
 from rewards.scoring.dead_letters import DeadLetterLog
 from rewards.scoring.engine_thread import engine_thread
 from watercolour.pool.candidates import Candidate
-from watercolour.pool.generate import GenerateSettings, Generator, Photo
+from watercolour.pool.generate import POOL_RENDER, GenerateSettings, Generator, Photo
 
 
-# One browser, two pages: a pool build renders a few dozen sketches, and the machine may be training too. Its
-# deadline is three times training's 30 s: a build is not latency-bound, and at 30 s a test build on a 2-core box
-# under a load of 30 lost every draft to render_timeout (a candidate lost to a timeout is one nobody can rate).
-POOL_RENDER = RenderSettings(browsers=1, pages_per_browser=2, deadline_s=90.0)
 # Connection refused or a 5xx: a couple of retries spaced out, then the chain is a dead letter.
 GENERATE_RETRIES = 2
 GENERATE_RETRY_DELAYS: list[float] = [2, 8]

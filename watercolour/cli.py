@@ -29,8 +29,8 @@ COMMANDS = {
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+def parser_for(argv: list[str]) -> OneLineParser:
+    """The parser of `watercolour`, with the arguments of the command `argv` names."""
     parser = OneLineParser(prog="watercolour", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text in COMMANDS.items():
@@ -40,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     command = next((word for word in argv if not word.startswith("-")), None)
     if command in COMMANDS:
         importlib.import_module(f"watercolour.commands.{command}").add_arguments(sub.choices[command])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = parser_for(argv)
     args = parser.parse_args(argv)
     try:
         return int(importlib.import_module(f"watercolour.commands.{args.command}").run(args) or 0)

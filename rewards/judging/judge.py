@@ -95,7 +95,6 @@ TERM = RewardTerm(
     name="judge",
     measures="the pairwise judge's win share J in 0..1: against references drawn by the group seed, or (group "
     "mode) against the group's other paintings",
-    needs_picture=True,
     settings=JudgeSettings,
     build=build_judge,
     check=check_judge,

@@ -94,9 +94,7 @@ class EngineThread:
         self._browsers_lock = self._browsers_lock or asyncio.Lock()
         async with self._browsers_lock:
             if self.browsers is None:
-                browsers = BrowserPool(
-                    browsers=render.browsers, pages_per_browser=render.pages_per_browser, deadline_s=render.deadline_s
-                )
+                browsers = BrowserPool.from_settings(render)
                 await browsers.start()
                 self.browsers = browsers
         return self.browsers

@@ -154,10 +154,7 @@ class ScoringEngine:
         if browsers is None:
             from renderers import BrowserPool
 
-            render = self.settings.render
-            owned = browsers = BrowserPool(
-                browsers=render.browsers, pages_per_browser=render.pages_per_browser, deadline_s=render.deadline_s
-            )
+            owned = browsers = BrowserPool.from_settings(self.settings.render)
             await owned.start()
         renderer = CachedRenderer(browsers, self.cache, self.settings.render.size, renderer_id())
         return _Clients(renderer, owned, services)

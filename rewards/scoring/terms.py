@@ -25,7 +25,6 @@ TERM_MODULES: tuple[str, ...] = ("rewards.length", "rewards.aesthetic", "rewards
 GATE_TERM: RewardTerm[Any] = RewardTerm(
     name="gate",
     measures="1 when the gate admits the sketch (paid as the weight itself), else 0",
-    needs_picture=False,
     of_verdict=lambda verdict: float(verdict.passed),
     column="gate_pass_rate",
 )

@@ -29,7 +29,7 @@ def candidate_folder(text: str) -> Path:
     folder = existing_folder(text)
     if not (folder / CANDIDATES).is_file():
         raise argparse.ArgumentTypeError(
-            f"no {CANDIDATES} in {text}: run `watercolour pool generate --out {text}` first"
+            f"no {CANDIDATES} in {text}: run `watercolour pool generate --endpoints URL --models MODEL --out {text}` first"
         )
     return folder
 
@@ -101,7 +101,7 @@ def generate(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from renderers import BrowserPool
-    from watercolour.pool.generate import GenerateSettings, generate, load_photos
+    from watercolour.pool.generate import POOL_RENDER, GenerateSettings, generate, load_photos
 
     try:
         settings = GenerateSettings(
@@ -130,7 +130,7 @@ def generate(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
 
     async def main() -> int:
-        async with BrowserPool(browsers=1, pages_per_browser=2) as renderer:
+        async with BrowserPool.from_settings(POOL_RENDER) as renderer:
             made = await generate(settings, args.out, renderer, photos)
         print(
             f"{sum(c.passed for c in made)} of {len(made)} candidates passed the gate; rate them with "

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ground.records import RenderResult
+from ground.settings import RenderSettings
 from ground.sketch import extract_sketch
 from rewards.gate import static_check
 from watercolour.commands.arguments import existing_file, output_folder, positive_float, positive_int
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
 class BrowsersOnDemand:
     """A BrowserPool started at the first render, so a batch the static checks refuse never launches Chromium."""
 
-    def __init__(self, deadline_s: float) -> None:
-        self.deadline_s = deadline_s
+    def __init__(self, settings: RenderSettings) -> None:
+        self.settings = settings
         self._browsers: BrowserPool | None = None
         self._starting = asyncio.Lock()
 
@@ -40,7 +41,7 @@ class BrowsersOnDemand:
         async with self._starting:
             browsers = self._browsers
             if browsers is None:
-                browsers = self._browsers = BrowserPool(deadline_s=self.deadline_s)
+                browsers = self._browsers = BrowserPool.from_settings(self.settings)
                 await browsers.start()
         return await browsers.render(source, seed=seed, size=size)
 
@@ -101,7 +102,7 @@ async def _run_all(args: argparse.Namespace, process: Callable, show: Callable) 
     from renderers import RendererUnavailable
 
     failures = 0
-    async with BrowsersOnDemand(args.deadline) as browsers:
+    async with BrowsersOnDemand(RenderSettings(deadline_s=args.deadline)) as browsers:
 
         async def one(path: Path) -> tuple[Path, dict, float]:
             started = time.perf_counter()

@@ -65,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
     # ---- trackio keeps its database beside the run unless told otherwise; it reads this once, at import
     use_run_environment(run_dir)
     # ---- train, export the adapter, write the gallery
+    from watercolour.run_records.run_dir import RunDirInUse
     from watercolour.training.launch import LaunchFailed
-    from watercolour.training.run import RunDirInUse, train
+    from watercolour.training.run import train
 
     try:
         outputs = train(config, resume=args.resume, fail_at_step=args.fail_at_step)

@@ -94,10 +94,7 @@ async def compare_modes(config: RunConfig, run_dir: Path, groups: int = 8, size:
     from renderers import BrowserPool
 
     sketches = procedural_groups(config.training.subject, groups, size)
-    render = config.render
-    pool = BrowserPool(
-        browsers=render.browsers, pages_per_browser=render.pages_per_browser, deadline_s=render.deadline_s
-    )
+    pool = BrowserPool.from_settings(config.render)
     await pool.start()
     try:
         figures = []

@@ -96,7 +96,9 @@ def read_candidates(folder: Path) -> list[Candidate]:
     """Every complete line of the manifest; a line still being written by the generator is skipped."""
     path = folder / CANDIDATES
     if not path.is_file():
-        raise FileNotFoundError(f"no {CANDIDATES} in {folder}: run `watercolour pool generate --out {folder}` first")
+        raise FileNotFoundError(
+            f"no {CANDIDATES} in {folder}: run `watercolour pool generate --endpoints URL --models MODEL --out {folder}` first"
+        )
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     return [Candidate.model_validate_json(line) for line in lines if line.endswith("\n") and line.strip()]
 

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ground.prompt import DEFAULT_SUBJECT, SUBJECTS, system_prompt, user_prompt
+from ground.settings import RenderSettings
 from rewards.errors import ServiceUnavailable
 from rewards.gate import Renderer, gate
 from rewards.http import BoundClient, post_json
@@ -28,6 +29,10 @@ from rewards.judging.openai_judge import message_content
 from watercolour.pool.candidates import CANDIDATES, Candidate, append_candidate
 
 
+# One browser, two pages: a pool build renders a few dozen sketches, and the machine may be training too. Its
+# deadline is three times training's 30 s: a build is not latency-bound, and at 30 s a test build on a 2-core box
+# under a load of 30 lost every draft to render_timeout (a candidate lost to a timeout is one nobody can rate).
+POOL_RENDER = RenderSettings(browsers=1, pages_per_browser=2, deadline_s=90.0)
 # The published generator drew from these; the spread gives the rater variety without a per-model tuning pass.
 TEMPERATURES = (0.6, 0.9, 1.1)
 CRITIC_PROMPT = (

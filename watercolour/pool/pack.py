@@ -47,7 +47,9 @@ def candidate_rows(folder: Path) -> list[dict[str, Any]]:
             }
         )
     if not any(row["tier"] in TIERS for row in rows):
-        raise ValueError(f"no candidate in {folder} is rated love or okay: rate some with `watercolour pool rate`")
+        raise ValueError(
+            f"no candidate in {folder} is rated love or okay: rate some with `watercolour pool rate {folder}`"
+        )
     return rows
 
 

@@ -32,7 +32,9 @@ def publish_pool(pool_dir: Path, settings: PoolHubSettings) -> str:
         raise RuntimeError(f"${settings.token_env} is not set: publishing the pool needs a token with write access")
     revision_file = Path(pool_dir) / REVISION
     if not revision_file.is_file():
-        raise FileNotFoundError(f"no {REVISION} in {pool_dir}: pack it first with `watercolour pool pack`")
+        raise FileNotFoundError(
+            f"no {REVISION} in {pool_dir}: pack it first with `watercolour pool pack FOLDER --out {pool_dir}`"
+        )
     revision = revision_file.read_text(encoding="utf-8").strip()
     api = HfApi(endpoint=settings.endpoint, token=token)
     api.create_repo(settings.repo_id, repo_type="dataset", private=settings.private, exist_ok=True)

@@ -37,6 +37,22 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
     return max(complete, key=checkpoint_step, default=None)
 
 
+class RunDirInUse(RuntimeError):
+    """A run was started in a directory that holds a run's checkpoints without being told to continue that run."""
+
+
+def checkpoint_to_resume(run_dir: Path, resume: bool, fix: str, started_by: str = "a run") -> Path | None:
+    """The checkpoint a run in `run_dir` trains on from: None in a directory without one, the latest with `resume`.
+
+    The one guard of both ways to train (`watercolour train` and the `train` flow): a directory that holds
+    checkpoints is refused without `resume`, with `fix`, the route's own way to continue or to go elsewhere.
+    """
+    checkpoint = latest_checkpoint(run_dir)
+    if checkpoint is not None and not resume:
+        raise RunDirInUse(f"{run_dir} already holds {started_by} (latest checkpoint {checkpoint.name}): {fix}")
+    return checkpoint
+
+
 def _state_written(state: Path) -> bool:
     try:
         return isinstance(json.loads(state.read_text()), dict)

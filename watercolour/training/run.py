@@ -22,7 +22,7 @@ from watercolour.policy.generation import GenerationPlan
 from watercolour.run_records.curves import CurvesFile
 from watercolour.run_records.gallery import write_gallery
 from watercolour.run_records.rollout_store import RolloutStore, gallery_items
-from watercolour.run_records.run_dir import CHECKPOINTS_DIR, checkpoint_step, latest_checkpoint
+from watercolour.run_records.run_dir import CHECKPOINTS_DIR, checkpoint_step, checkpoint_to_resume
 from watercolour.run_records.trainer_callbacks import Echo, tell
 from watercolour.training.distributed import process_state, refuse_repaint_in_processes
 from watercolour.training.launch import FailAtStep, launched, record_rank_failure, train_in_processes
@@ -34,19 +34,9 @@ ADAPTER_DIR = "adapter"
 GALLERY_DIR = "gallery"
 
 
-class RunDirInUse(RuntimeError):
-    """A fresh run was asked for in a directory that already holds a run's checkpoints."""
-
-
 def resume_point(run_dir: Path, resume: bool) -> Path | None:
     """The checkpoint to resume from (None: start at step 0); a checkpoint without `resume` is refused."""
-    checkpoint = latest_checkpoint(run_dir)
-    if checkpoint is not None and not resume:
-        raise RunDirInUse(
-            f"{run_dir} already holds a run (latest checkpoint {checkpoint.name}): pass --resume to continue it, "
-            "or choose another --run-dir"
-        )
-    return checkpoint
+    return checkpoint_to_resume(run_dir, resume, "pass --resume to continue it, or choose another --run-dir")
 
 
 def forget_steps_after(run_dir: Path, checkpoint: Path | None) -> None:
