@@ -18,7 +18,7 @@ $(STAMPS)/chromium:
 	fi
 	@touch $@
 
-# The gate reads painted letters and digits with Tesseract (rewards/picture_rules.py).
+# The gate reads painted letters and digits with Tesseract (rewards/picture/rules.py).
 $(STAMPS)/tesseract:
 	@mkdir -p $(STAMPS)
 	@if ! command -v tesseract >/dev/null; then \

@@ -8,7 +8,7 @@ Scenarios:
 Pictures are compared too: mean absolute pixel difference (0-255) between the two renderers, same seed.
 `--scenario throughput` runs the warm pool's throughput alone (no baseline): the check that a change to the
 renderer kept its speed; `--against DIR` runs it alternately here and in DIR, the code before the change
-(bench/paired.py).
+(bench/renders/paired.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from bench.baseline import PUBLISHED_FLAGS, render_sequentially
-from bench.paired import paired, print_paired
+from bench.renders.baseline import PUBLISHED_FLAGS, render_sequentially
+from bench.renders.paired import paired, print_paired
 from ground.records import RenderResult
 from renderers import BrowserPool
 

@@ -1,7 +1,7 @@
 """`python -m bench.text_reader [--seeds N] [--per-subject K]`: how often the gate's picture checks refuse good paintings,
 and how often they refuse painted writing.
 
-Not a timing benchmark: it measures the false-refusal rate of `rewards.picture_rules` (a dark ground, text read in the
+Not a timing benchmark: it measures the false-refusal rate of `rewards.picture.rules` (a dark ground, text read in the
 paint or found by its shape) and the margin of the text reader's bars. Good paintings hold no text and a pale ground: the seed pool, the
 procedural painter's flowers of every subject (K full-style and K/2 compact ones a subject, from seed 100: the bars
 were chosen on seeds 0-15, so these are paintings they have not seen), the bench sketches and the gate's sketches that
@@ -66,7 +66,7 @@ Read = tuple[tuple[tuple[str, float, int], ...], list[str]]  # Tesseract's words
 async def read_all(groups: dict[str, list[tuple[str, int]]]) -> dict[str, list[Read]]:
     """Group -> one (words, refusals) per render that produced a picture."""
     from renderers import BrowserPool
-    from rewards.picture_rules import READER, dark_ground, painted_text
+    from rewards.picture.rules import READER, dark_ground, painted_text
 
     pool = BrowserPool(browsers=2, pages_per_browser=2, deadline_s=60.0)
     await pool.start()
@@ -88,7 +88,7 @@ async def read_all(groups: dict[str, list[tuple[str, int]]]) -> dict[str, list[R
 
 
 def table(reads: dict[str, list[Read]]) -> str:
-    from rewards.picture_rules import FIRST_READING_BAR, OTHER_READINGS_BAR
+    from rewards.picture.rules import FIRST_READING_BAR, OTHER_READINGS_BAR
 
     def best(group: list[Read], first: bool) -> str:
         """The most confident word of three or more letters and digits, in the first reading or in the others."""
@@ -142,7 +142,7 @@ async def latency(pictures: int) -> str:
     import time
 
     from ground.reference_pool import load_pool
-    from rewards import picture_rules
+    from rewards.picture import rules as picture_rules
 
     pngs = [reference.png for reference in load_pool()][:pictures]
     warm = picture_rules.TextReader()

@@ -37,7 +37,7 @@ records a dead letter and the rollout's reward is None.
 | `network_attempt` | render | the page attempted a network connection: a request, a WebSocket, WebRTC, a link hint |
 | `runtime_error` | render | an uncaught error, a rejected promise or a console error |
 | `blank_canvas` | render | paint coverage below `coverage_floor` |
-| `dark_ground` | picture | the paper (the modal colour) is dark, or most of the sheet is (`rewards.picture_rules`) |
+| `dark_ground` | picture | the paper (the modal colour) is dark, or most of the sheet is (`rewards.picture.rules`) |
 | `text_in_picture` | picture | writing in the paint, read by Tesseract or found by its shape, or a row of rating stars |
 """
 
@@ -52,7 +52,7 @@ from ground.settings import GateSettings
 from ground.sketch import candidate_source, inventory
 from renderers import RendererUnavailable
 from renderers.watch import cut, json_bytes
-from rewards.picture_rules import TextReaderMissing, dark_ground, painted_text
+from rewards.picture.rules import TextReaderMissing, dark_ground, painted_text
 
 
 class Renderer(Protocol):

@@ -27,7 +27,7 @@ PACKAGES = (
 FLOORS: list[tuple[str, ...]] = [
     ("ground",),
     ("renderers",),
-    ("rewards",),
+    ("rewards", "rewards.picture"),
     ("rewards.judging",),
     ("rewards.scoring",),
     ("episodes", "deployments"),
@@ -191,7 +191,7 @@ def test_no_folder_of_the_project_holds_more_than_a_dozen_modules():
 TEST_ROOMS: dict[str, tuple[str, ...]] = {
     "ground": ("ground",),
     "renderers": ("renderers",),
-    "rewards": ("rewards",),
+    "rewards": ("rewards", "rewards.picture"),
     "judging": ("rewards.judging", "watercolour.judge_trust"),
     "scoring": ("rewards.scoring",),
     "repaint": ("episodes",),

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from ground.reference_pool import load_pool
-from rewards import picture_rules
+from rewards.picture import rules as picture_rules
 
 
 POOL = load_pool()

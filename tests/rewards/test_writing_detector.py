@@ -1,4 +1,4 @@
-"""Writing found by its shape (`rewards.writing_detector`) and words the picture supports (`picture_rules.supported`).
+"""Writing found by its shape (`rewards.picture.writing_detector`) and words the picture supports (`picture_rules.supported`).
 
 The pictures are drawn here with Pillow's own font on cream paper beside a painted disc, each the way the level reader
 misses it; the forged p5.brush sketches of every family are measured by `python -m bench.text_reader --forged`.
@@ -13,7 +13,8 @@ import math
 import pytest
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
-from rewards import picture_rules, writing_detector, writing_reader
+from rewards.picture import rules as picture_rules
+from rewards.picture import writing_detector, writing_reader
 
 
 PAPER = "#f6f0e4"

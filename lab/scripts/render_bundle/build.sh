@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../../.."     # repo root
 T=lab/scripts/render_bundle; R=.gpu/render; S=$R/stage/render-bundle
 mkdir -p "$R/wheels"
 # Playwright's Python package (with its Node driver) and greenlet, for the target's Python 3.12; and what the gate's
-# writing detector runs on (rewards/writing_detector.py): onnxruntime with the two modules it imports that a torch
+# writing detector runs on (rewards/picture/writing_detector.py): onnxruntime with the two modules it imports that a torch
 # machine may lack (flatbuffers, protobuf), scipy, and the rapidocr-onnxruntime wheel for its model files (installed
 # without its dependencies: only the models are read). Without them every painting there is a dead letter.
 pinned() { .venv/bin/python -c "import importlib.metadata as m; print('$1==' + m.version('$1'))"; }
@@ -29,7 +29,7 @@ while read -r p; do
 done < "$T/libs.txt"
 ln "$S/lib/dri/swrast_dri.so" "$S/lib/dri/kms_swrast_dri.so"   # same megadriver (hard link, stored once)
 cp -L /lib/x86_64-linux-gnu/libatomic.so.1 "$S/node-lib/"       # Playwright's node needs it; used only if the target lacks it
-# 2b. Tesseract, which the gate reads painted text with (rewards/picture_rules.py): the binary, the libraries it
+# 2b. Tesseract, which the gate reads painted text with (rewards/picture/rules.py): the binary, the libraries it
 # links that the bundle lacks, English data; bin/tesseract runs it with them (gpu_render_env.sh puts bin/ on PATH).
 mkdir -p "$S/tesseract/lib" "$S/tesseract/tessdata"
 cp -L /usr/bin/tesseract "$S/tesseract/tesseract"

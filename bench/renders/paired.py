@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 
-HERE = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parents[2]
 
 
 def throughput(checkout: Path) -> float:

@@ -1,6 +1,6 @@
 """Reading what the writing detector marks: a candidate region of the picture read as letters, at the turns it may lie.
 
-The detector (`rewards.writing_detector`) marks where text may be; a long, narrow mark is writing by its shape alone.
+The detector (`rewards.picture.writing_detector`) marks where text may be; a long, narrow mark is writing by its shape alone.
 What it marks short or round is often writing too (a word over a flower's eye merges with it; a word upside down or
 mirrored is marked in pieces; letters spaced or stacked apart are marked one by one), but so is a flower's eye. This
 module decides those by reading them, the way a judge would: PP-OCRv4's recogniser, the second model inside the

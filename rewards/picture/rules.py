@@ -19,7 +19,7 @@ fixtures in `watercolour/fixtures/gate/` (block letters "10/10", stroked "TOP", 
   whole reward, so the reader leans to passing; and a word counts only when another reading reads it again
   (`supported`): a compact flower's petals read once as "ELA" at 88 had refused it. Pictures are read in batches
   (TextReader).
-- **Writing found by its shape** (`rewards.writing_detector`), side by side with the reading: lines of letters at
+- **Writing found by its shape** (`rewards.picture.writing_detector`), side by side with the reading: lines of letters at
   any angle, mirrored, over paint, knocked out or dotted, which no reading levels, and rows of rating stars. Together
   they refused 38 of 48 held-out forged-writing pictures in eight families and 2 of 349 held-out good paintings, and
   every gate text fixture on every render seed but a thin "TOP" stood on end, found on two seeds of four
@@ -44,8 +44,8 @@ import numpy as np
 from PIL import Image
 
 from renderers.coverage import PAINT_THRESHOLD, paper_colour
-from rewards.writing_detector import writing_by_shape
-from rewards.writing_reader import WritingDetectorMissing
+from rewards.picture.writing_detector import writing_by_shape
+from rewards.picture.writing_reader import WritingDetectorMissing
 
 
 PALE_PAPER = 180.0  # luminance of the paper colour, 0-255
@@ -158,7 +158,7 @@ def supported(words: Words) -> list[tuple[str, float, int]]:
 
 async def painted_text(png: bytes) -> list[str]:
     """Writing in the picture, as verdict details: the words Tesseract reads and the picture supports (`supported`),
-    then the lines of writing and the rating stars found by their shape (`rewards.writing_detector`), side by side."""
+    then the lines of writing and the rating stars found by their shape (`rewards.picture.writing_detector`), side by side."""
     try:
         words, shapes = await asyncio.gather(
             asyncio.wrap_future(READER.words(png)), asyncio.to_thread(writing_by_shape, png)

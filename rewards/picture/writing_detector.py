@@ -1,6 +1,6 @@
 """Where a picture holds a line of writing, found by its shape rather than read: the gate's second means against text.
 
-Tesseract (`rewards.picture_rules`) reads a word only when it lies level, unmirrored, in letters it knows, on paper.
+Tesseract (`rewards.picture.rules`) reads a word only when it lies level, unmirrored, in letters it knows, on paper.
 A policy's writing can be upside down, mirrored, at any angle, over a painted petal, knocked out of a dark block in the
 paper's colour, stacked or made of dots: a judge reads all of it. This module finds such lines without reading them:
 
@@ -16,7 +16,7 @@ paper's colour, stacked or made of dots: a judge reads all of it. This module fi
    (LINE_ASPECT) and confident (LINE_SCORE). A flower's eye or a knocked-out block is marked too, but round.
 4. **Marks read**: what the detector marks but does not call a line by its shape (a short word, a word over a flower's
    eye, one upside down or mirrored marked in pieces, letters spaced or stacked marked one by one) is read by the
-   wheel's recogniser (`rewards.writing_reader`), each mark levelled, turned half a turn and mirrored, and single
+   wheel's recogniser (`rewards.picture.writing_reader`), each mark levelled, turned half a turn and mirrored, and single
    letters' marks of one size near each other laid side by side as a word. On the tuning sets: four more forged
    pictures of 48 (32 to 36), none of 366 good paintings, 0.04 CPU-s more a picture at the median.
 5. **Rating stars**, which no text detector marks: two or more five-pointed stars of one size in the paint (a blob
@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image
 
-from rewards.writing_reader import (
+from rewards.picture.writing_reader import (
     RECOGNISER,
     Reading,
     chain_image,
@@ -69,7 +69,7 @@ LAYERS = ("dark strokes", "light strokes", "dotted strokes")
 # The detector was trained on upright text: the dark strokes turned half a turn are read again, and what it marks there
 # is turned back onto the sheet (its regions, not its verdicts: `Line.turned`).
 TURNED = "dark strokes"
-# What else the detector marks is read (`rewards.writing_reader`): a mark at least this long (map pixels, ~38 canvas
+# What else the detector marks is read (`rewards.picture.writing_reader`): a mark at least this long (map pixels, ~38 canvas
 # pixels) and this probable; the most probable READ_MARKS of them, so a busy painting's cost stays bounded.
 CANDIDATE_LENGTH = 20.0
 CANDIDATE_SCORE = 0.5
@@ -197,7 +197,7 @@ def _regions(layer: str, prob: np.ndarray) -> list[Line]:
 
 
 def read_marks(png: bytes, lines: list[Line]) -> list[Reading]:
-    """What the detector marked but did not call writing by its shape, read (`rewards.writing_reader`): each long
+    """What the detector marked but did not call writing by its shape, read (`rewards.picture.writing_reader`): each long
     enough mark levelled along its axis, then rows and columns of single letters as words; up to the first reading
     that is writing."""
     grey = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
