@@ -82,8 +82,8 @@ def probe() -> dict[str, Any]:
     }
 
 
-# The best of the 30 pool and bench sketches under the offline preset at seeds 0 and 7 (0.940 at both: the judge
-# term 1.0, the offline aesthetic 0.931); the next best reached 0.924 and 0.910. docs/openenv.md, the oracle.
+# The best of the 30 pool and bench sketches under the offline preset at seeds 0 and 7 when the stand-ins read hue
+# (0.940 at both; 0.931 since they name colours by colour words); the next best then reached 0.924 and 0.910. docs/openenv.md, the oracle.
 ORACLE_SKETCH = "peach_hibiscus_small.js"
 ORACLE_SEED = 7
 

@@ -33,7 +33,7 @@ SHIPPED_PRESET = "offline"
 # The oracle must stand at least half the reward range above the canaries (`semantic.floor_gap`); OpenEnv's
 # policy asks for 0.1 at least. The oracle's measured reward less the canaries' (0.0) is asserted in the suite.
 FLOOR_MARGIN = 0.5
-# The oracle's final painting scores 0.940 of 1.0 under the offline preset (openenv_painting/trajectories.py): a
+# The oracle's final painting scores 0.931 of 1.0 under the offline preset (openenv_painting/trajectories.py): a
 # painting reaches the ceiling only if the aesthetic scorer gives it 1.0 and it beats every reference. OpenEnv's
 # policy allows at most 0.1 here; the suite asserts the oracle reaches 1.0 less this.
 ORACLE_TOLERANCE = 0.1
