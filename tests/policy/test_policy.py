@@ -84,3 +84,18 @@ def test_cpu_threads_default_to_every_core_without_a_usable_setting(monkeypatch,
         monkeypatch.setenv("OMP_NUM_THREADS", value)
     monkeypatch.setattr(policy.os, "cpu_count", lambda: 6)
     assert policy.cpu_threads() == 6
+
+
+def test_a_second_run_converting_at_once_keeps_the_first_runs_folder(tmp_path):
+    # Two demos started together on a fresh checkout both convert the policy; whichever renames second finds the
+    # folder already made. It keeps that folder and leaves no half-saved folder beside it.
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    first = Path(policy.tiny_random_policy(tmp_path / "model"))
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(first), AutoTokenizer.from_pretrained(first)
+    before = {p.name: p.stat().st_mtime_ns for p in first.iterdir()}
+
+    assert policy.save_model_folder(model, tokenizer, first) == first
+
+    assert {p.name: p.stat().st_mtime_ns for p in first.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]

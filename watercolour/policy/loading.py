@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -132,15 +134,24 @@ def save_model_folder(
 ) -> Path:
     """Save beside the target and rename, so an interrupted save never leaves a half model folder behind.
 
+    Each call saves into a folder of its own: two runs started together on a fresh checkout both convert, and the
+    first rename wins; the other finds the folder made and leaves it be.
     `json_files` are written into the folder too (file name -> content).
     """
-    partial = out_dir.with_name(out_dir.name + ".partial")
-    partial.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(partial)
-    tokenizer.save_pretrained(partial)
-    for name, content in (json_files or {}).items():
-        (partial / name).write_text(json.dumps(content, indent=2) + "\n")
-    partial.replace(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=out_dir.name + ".partial-", dir=out_dir.parent))
+    try:
+        model.save_pretrained(partial)
+        tokenizer.save_pretrained(partial)
+        for name, content in (json_files or {}).items():
+            (partial / name).write_text(json.dumps(content, indent=2) + "\n")
+        try:
+            partial.replace(out_dir)
+        except OSError:
+            if not _is_model_folder(out_dir):
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     return out_dir
 
 
