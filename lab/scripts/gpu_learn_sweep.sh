@@ -12,9 +12,10 @@ work=$(mktemp -d)
 mkdir -p "$out" "$work/runs" "$work/out"
 while IFS=: read -r name arguments; do
     [ -z "$name" ] || [ "${name:0:1}" = "#" ] && continue
-    # shellcheck disable=SC2086
+    # The arguments as a shell would read them, quotes included ("training.subject=a blue morning glory").
+    eval "set -- $arguments"
     OMP_NUM_THREADS=1 timeout "$limit" python3 lab/scripts/gpu_learn.py --gguf "$gguf" --out "$work/runs/$name" \
-        --no-trackio --browsers 2 $arguments > "$work/runs/$name.log" 2>&1 &
+        --no-trackio --browsers 2 "$@" > "$work/runs/$name.log" 2>&1 &
 done < "$configs"
 wait
 for run in "$work"/runs/*/; do
