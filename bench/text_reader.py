@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         "--forged",
         nargs="?",
         const="held_out",
-        choices=["held_out", "held_out_2"],
+        choices=["held_out", "held_out_2", "held_out_3"],
         help="a held-out set of forged writing instead, by family (default held_out)",
     )
     args = parser.parse_args(argv)
