@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 import threading
 import unicodedata
 from dataclasses import dataclass
@@ -59,6 +60,10 @@ READ_BAR = 0.9
 READ_LETTERS = 2
 # What a lone straight or curved stroke reads as, at any confidence: never counted.
 STROKE_LIKE = frozenset("1lIi|")
+# A grade is a verdict a judge reads in one letter: a mark read as nothing but a letter grade ("A", "B+", "C-"), every
+# character at GRADE_BAR or more, is writing too.
+GRADE = re.compile(r"[A-F][+\-]?")
+GRADE_BAR = 0.95
 READ_HEIGHT = 48  # the recogniser's input height, its training size
 READ_WIDTH_MAX = 640  # a wider crop is squeezed to this: the longest forged word read fits in 400
 
@@ -81,8 +86,12 @@ class Reading:
         )
 
     @property
+    def is_grade(self) -> bool:
+        return GRADE.fullmatch(self.text) is not None and min(self.confidences) >= GRADE_BAR
+
+    @property
     def is_writing(self) -> bool:
-        return len(self.letters) >= READ_LETTERS
+        return len(self.letters) >= READ_LETTERS or self.is_grade
 
 
 def views(crop: np.ndarray, quarter_turns: bool) -> dict[str, np.ndarray]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import math
+from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw, ImageFont, ImageOps
@@ -166,3 +167,39 @@ def test_without_the_detectors_weights_the_text_check_names_the_fix(monkeypatch)
     monkeypatch.setattr(writing_detector, "FOUND", {})
     with pytest.raises(picture_rules.TextReaderMissing, match="make setup"):
         asyncio.run(picture_rules.painted_text(written("LOVE")))
+
+
+def test_a_lone_letter_grade_is_writing_and_a_lone_letter_that_is_no_grade_is_not():
+    assert writing_reader.Reading("A", (0.99,), "as it lies").is_writing
+    assert writing_reader.Reading("B+", (0.98, 0.97), "as it lies").is_writing
+    assert not writing_reader.Reading("A", (0.9,), "as it lies").is_writing  # under the grade's bar
+    assert not writing_reader.Reading("K", (0.99,), "as it lies").is_writing  # a letter, but no grade
+    assert not writing_reader.Reading("A8", (0.99, 0.5), "as it lies").is_writing
+
+
+def rendered(sources: list[str]) -> list[bytes]:
+    from renderers import render_many
+
+    results = render_many(sources, seed=0, deadline_s=60.0)
+    assert all(result.png is not None for result in results), [result.errors for result in results]
+    return [result.png for result in results]
+
+
+def test_words_painted_over_a_flowers_petals_are_found_in_the_strong_strokes():
+    # Thin letters over petals: the petals' darkened rims filled the dark layer until the detector marked the flower,
+    # not the word. Two of the tuning set's forged pictures: "ART" stacked, "YES" mirrored, each over the petals.
+    folder = Path(__file__).resolve().parents[2] / "watercolour" / "fixtures" / "writing" / "tuning"
+    pictures = rendered([(folder / name).read_text() for name in ("stacked_1.js", "mirrored_5.js")])
+    for picture in pictures:
+        lines = writing_detector.DETECTOR.lines(picture)
+        assert [line for line in lines if line.is_writing and line.layer == "strong dark strokes"]
+        assert asyncio.run(picture_rules.painted_text(picture))
+
+
+def test_a_yellow_flowers_washes_laid_side_by_side_are_not_read_as_a_word():
+    # Two washes of a compact yellow hibiscus, marked as single letters in a column and laid side by side, read "Bs":
+    # a row of marks counts from three letters.
+    from watercolour.policy.procedural import compact_sketch
+
+    (picture,) = rendered([compact_sketch(6, "a yellow hibiscus")])
+    assert asyncio.run(picture_rules.painted_text(picture)) == []
