@@ -53,8 +53,8 @@ def without_trackio() -> None:
 
     grpo_args = trainer_module.grpo_args
 
-    def built_without(config: Any, run_dir: Path) -> Any:
-        built = grpo_args(config, run_dir)
+    def built_without(config: Any, run_dir: Path, *args: Any, **kwargs: Any) -> Any:
+        built = grpo_args(config, run_dir, *args, **kwargs)
         built.report_to = []
         return built
 
