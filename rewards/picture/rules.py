@@ -21,9 +21,8 @@ fixtures in `watercolour/fixtures/gate/` (block letters "10/10", stroked "TOP", 
   (TextReader).
 - **Writing found by its shape** (`rewards.picture.writing_detector`), side by side with the reading: lines of letters at
   any angle, mirrored, over paint, knocked out or dotted, which no reading levels, and rows of rating stars. Together
-  they refused 38 of 48 held-out forged-writing pictures in eight families and 2 of 349 held-out good paintings, and
-  every gate text fixture on every render seed but a thin "TOP" stood on end, found on two seeds of four
-  (lab/studies/2026-12-07-painted-writing-at-any-angle.md).
+  they refuse 42 of 48 held-out forged-writing pictures in eight families, 1 of 349 held-out good paintings, and
+  every gate text fixture on every render seed (docs/reward.md).
 """
 
 from __future__ import annotations
