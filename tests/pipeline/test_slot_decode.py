@@ -10,6 +10,7 @@ import torch
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
 from watercolour.pipeline.slot_decode import Decoded, Row, Sampler, SlotDecoder, UnsupportedSampling, decoding
+from watercolour.policy.attention import use_packed_gqa
 from watercolour.rehearsal.shapes import build_model, shape_tokenizer
 
 
@@ -74,11 +75,17 @@ def alone_logprobs(model: Any, row: Row, decoded: Decoded, temperature: float) -
     return torch.log_softmax(logits, -1).gather(1, torch.tensor(decoded.token_ids)[:, None])[:, 0]
 
 
+@pytest.mark.parametrize("attention", ["sdpa", "written-only"])
 @pytest.mark.parametrize("kind", ["llama", "qwen3.5-moe"])
-def test_a_row_in_a_reused_slot_decodes_as_it_would_alone(kind: str, tokenizer: Any) -> None:
+def test_a_row_in_a_reused_slot_decodes_as_it_would_alone(kind: str, attention: str, tokenizer: Any) -> None:
+    """Through sdpa's mask, and through the written-only attention's block mask (`WrittenPrefix`, made outside the
+    step) as a GPU run attends."""
     model = policy(kind, tokenizer)
+    if attention == "written-only":
+        use_packed_gqa(model, written_only=True)
     eos = tokenizer.eos_token_id
     decoder = SlotDecoder(model, SLOTS, BUDGET, CACHE, [eos], Sampler(GREEDY))
+    assert (decoder.written is not None) == (attention == "written-only")
     rows = [Row(number, prompts(tokenizer)[number % 5], stop) for number, stop in enumerate(STOPS)]
     done = decode_all(decoder, rows)
 
@@ -130,8 +137,10 @@ def test_a_row_ends_at_its_end_token_or_its_budget(tokenizer: Any) -> None:
 
 
 @pytest.mark.slow
-def test_the_decode_step_compiles_whole_over_the_slot_cache(tokenizer: Any) -> None:
+@pytest.mark.parametrize("written_only", [False, True])
+def test_the_decode_step_compiles_whole_over_the_slot_cache(written_only: bool, tokenizer: Any) -> None:
     model = policy("qwen3.5-moe", tokenizer)
+    use_packed_gqa(model, written_only=written_only)
     # fullgraph: a graph break anywhere in the step (the slot cache's writes, the masks, the Gated DeltaNet states)
     # fails here instead of silently splitting the step a GPU runs as one CUDA graph.
     compiled = torch.compile(model.__call__, backend="aot_eager", fullgraph=True, dynamic=False)
@@ -143,19 +152,54 @@ def test_the_decode_step_compiles_whole_over_the_slot_cache(tokenizer: Any) -> N
     assert {key: row.token_ids for key, row in traced.items()} == {key: row.token_ids for key, row in eager.items()}
 
 
-def test_a_pipelined_run_keeps_the_fast_path_but_the_written_only_attention() -> None:
-    """The written-only attention's kernel fails to compile over the slot cache on a GPU (torch 2.11's Inductor), so
-    the slot decoder's plan leaves it out and keeps every other lever of the fast path."""
-    from dataclasses import asdict
+def reference_attention(query: Any, key: Any, value: Any, positions: Any) -> Any:
+    """sdpa over each row's keys 0 .. positions[row], the key/value heads repeated for the query heads."""
+    groups = query.shape[1] // key.shape[1]
+    mask = (torch.arange(key.shape[2])[None] <= positions[:, None])[:, None, None, :]
+    return torch.nn.functional.scaled_dot_product_attention(
+        query, key.repeat_interleave(groups, 1), value.repeat_interleave(groups, 1), attn_mask=mask
+    )
 
-    from watercolour.pipeline.rollouts import slot_plan
-    from watercolour.policy.generation import FAST_PATH
 
-    plan = slot_plan(FAST_PATH)
-    assert not plan.written_only
-    assert {k: v for k, v in asdict(plan).items() if k != "written_only"} == {
-        k: v for k, v in asdict(FAST_PATH).items() if k != "written_only"
-    }
+@pytest.mark.slow
+def test_the_written_prefix_block_mask_follows_the_positions_it_is_made_from() -> None:
+    """Blocks wholly written are full, the block a row is writing is partial, the rest are skipped; and a compiled
+    FlexAttention (Inductor, which reads the block counts: eager FlexAttention ignores them) attends as sdpa does
+    over each row's written positions, step after step as the positions move in place, with no recompilation."""
+    from torch.nn.attention.flex_attention import flex_attention
+
+    from watercolour.policy.attention import KV_BLOCK, WrittenPrefix
+
+    keys = 3 * KV_BLOCK
+    positions = torch.tensor([5, KV_BLOCK - 2, KV_BLOCK - 1, 2 * KV_BLOCK - 2, keys - 3])
+    prefix = WrittenPrefix(positions, keys)
+    assert prefix.mask.to_dense()[:, 0, 0].tolist() == [[1, 0, 0], [1, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    assert prefix.mask.full_kv_num_blocks.view(-1).tolist() == [0, 0, 1, 1, 2]
+    assert prefix.mask.kv_num_blocks.view(-1).tolist() == [1, 1, 0, 1, 1]
+
+    torch.manual_seed(0)
+    query, key, value = torch.randn(5, 4, 1, 16), torch.randn(5, 2, keys, 16), torch.randn(5, 2, keys, 16)
+    torch._dynamo.reset()
+    compiled = torch.compile(flex_attention, dynamic=False)
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for _ in range(3):
+            expected = reference_attention(query, key, value, positions)
+            got = compiled(query, key, value, block_mask=prefix.update(), enable_gqa=True)
+            assert torch.allclose(got, expected, atol=1e-5), positions.tolist()
+            positions += torch.tensor([1, 1, 1, 1, 0])  # rows cross into the next block; the last one idles
+    # The counts are what the kernel reads: wrong ones give another answer.
+    prefix.full_counts.zero_()
+    wrong = compiled(query, key, value, block_mask=prefix.mask, enable_gqa=True)
+    assert not torch.allclose(wrong, reference_attention(query, key, value, positions), atol=1e-3)
+
+
+def test_a_prompt_and_budget_that_fill_the_slot_cache_are_refused(tokenizer: Any) -> None:
+    """An ended row's slot goes on writing one position past its last token: the cache must hold it."""
+    model = policy("llama", tokenizer)
+    prompt = prompts(tokenizer)[0]
+    decoder = SlotDecoder(model, 1, CACHE - len(prompt), CACHE, [tokenizer.eos_token_id], Sampler(GREEDY))
+    with pytest.raises(ValueError, match="do not fit the slot cache"):
+        decoder.start(0, Row("full", prompt))
 
 
 def test_sampling_the_decoder_does_not_apply_is_refused() -> None:
@@ -163,22 +207,30 @@ def test_sampling_the_decoder_does_not_apply_is_refused() -> None:
         Sampler(GenerationConfig(do_sample=True, repetition_penalty=1.1))
 
 
+def long_prompts(tokenizer: Any) -> list[tuple[int, ...]]:
+    """Prompts whose rows cross the written-only attention's blocks of 128 positions as they decode."""
+    return [tuple(tokenizer(f"paint a peach hibiscus {'wet ' * extra}")["input_ids"]) for extra in (50, 105, 118, 235)]
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_the_compiled_decode_step_with_late_reads_decodes_as_the_eager_one(tokenizer: Any) -> None:
-    """On a GPU as a pipelined run decodes: the compiled step (CUDA graphs), the packed attention (`slot_plan`: the
-    written-only one does not compile over the slot cache), the host reading which rows ended one step late."""
+@pytest.mark.parametrize("written_only", [False, True])
+def test_the_compiled_decode_step_with_late_reads_decodes_as_the_eager_one(written_only: bool, tokenizer: Any) -> None:
+    """On a GPU as a pipelined run decodes: the compiled step (CUDA graphs), the packed or the written-only attention
+    (FlexAttention over `WrittenPrefix`'s block mask), the host reading which rows ended one step late."""
     from transformers import CompileConfig
 
-    from watercolour.policy.attention import KV_BLOCK, use_packed_gqa
+    from watercolour.policy.attention import KV_BLOCK
 
     model = build_model("tiny-qwen3.5-moe", tokenizer, "cuda", torch.float32).eval()
-    use_packed_gqa(model, written_only=False)
+    use_packed_gqa(model, written_only=written_only)
     compiled = model.get_compiled_call(CompileConfig(fullgraph=False, dynamic=False, mode="reduce-overhead"))
-    rows = [Row(number, prompts(tokenizer)[number % 5], stop) for number, stop in enumerate(STOPS)]
-    eager = decode_all(SlotDecoder(model, SLOTS, BUDGET, KV_BLOCK, [tokenizer.eos_token_id], Sampler(GREEDY)), rows)
+    cache = 3 * KV_BLOCK
+    rows = [Row(number, long_prompts(tokenizer)[number % 4], stop) for number, stop in enumerate(STOPS)]
+    eager = decode_all(SlotDecoder(model, SLOTS, BUDGET, cache, [tokenizer.eos_token_id], Sampler(GREEDY)), rows)
     fast = SlotDecoder(
-        model, SLOTS, BUDGET, KV_BLOCK, [tokenizer.eos_token_id], Sampler(GREEDY), forward=compiled, late_reads=True
+        model, SLOTS, BUDGET, cache, [tokenizer.eos_token_id], Sampler(GREEDY), forward=compiled, late_reads=True
     )
+    assert (fast.written is not None) == written_only
     done = decode_all(fast, rows, deferred=True)
     assert {key: row.token_ids for key, row in done.items()} == {key: row.token_ids for key, row in eager.items()}

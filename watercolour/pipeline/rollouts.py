@@ -23,7 +23,6 @@ resumed decodes its next steps afresh and loses no group.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from contextlib import nullcontext
 from types import SimpleNamespace
@@ -147,7 +146,7 @@ class PipelinedRollouts:
             return self.decoder
         budget = trainer.max_completion_length
         block = trainer.cache_block or 1
-        length = -(-(max(len(ids) for ids in prompt_ids) + budget) // block) * block
+        length = -(-(max(len(ids) for ids in prompt_ids) + budget + 1) // block) * block
         base = model.get_base_model() if hasattr(model, "get_base_model") else model
         forward = base.get_compiled_call(trainer.generation_config.compile_config) if self.compile else None
         self.decoder = SlotDecoder(
@@ -205,14 +204,6 @@ class PipelinedRollouts:
         row = {**arguments[ticket.index], "trainer_state": SimpleNamespace(global_step=ticket.step - 1)}
         futures = self.ahead.setdefault(ticket.step, Prefetches())
         score_ahead(trainer, prefetching_reward(trainer), decoded.token_ids, row, futures)
-
-
-def slot_plan(plan: Any) -> Any:
-    """The generation plan the slot decoder runs: the written-only attention left out. The slot decoder computes each
-    slot's mask inside the compiled step, and torch 2.11's Inductor fails to compile FlexAttention over a mask made
-    there (a NameError in the generated kernel, on an H100), so a pipelined run attends through the packed attention,
-    which reads every cached position."""
-    return dataclasses.replace(plan, written_only=False)
 
 
 def pipelined(trainer: Any, training: Any, plan: Any) -> PipelinedRollouts:

@@ -9,8 +9,9 @@ model with Gated DeltaNet layers ("Invalid layer type: linear_attention"): the r
 
 - a full-attention layer keeps a static key/value tensor per slot and writes each slot's token at that slot's own
   position (a scatter with one index per row), so rows started at different times share one decode step of fixed
-  shapes; the step attends through a boolean mask of each slot's written positions, which is what the packed and
-  written-only attention functions read (`watercolour.policy.attention`);
+  shapes; the step attends through a mask of each slot's written positions made outside the step: a block mask
+  whose skipped blocks the written-only attention never reads, or sdpa's boolean mask for the packed attention
+  (`watercolour.policy.attention`);
 - a Gated DeltaNet layer keeps transformers' own recurrent and convolution states, one row a slot;
 - a row starts by a prefill of its prompt alone (transformers' dynamic cache), whose keys, values and states are
   copied into its slot: the slot's previous row leaves nothing behind. A prompt's prefill is kept until the weights
@@ -111,6 +112,22 @@ def slot_cache(config: Any, slots: int, max_cache_len: int, device: Any) -> Any:
     return SlotCache()
 
 
+def written_prefix(config: Any, cache: Any) -> tuple[Any, bool]:
+    """(the block mask of each slot's written positions when the model attends with the written-only function, else
+    None; whether the model takes its masks by kind of layer). A model with Gated DeltaNet layers is handed its
+    masks by kind (Qwen3.5 reads a dict so): its linear-attention layers need none in a decode step, and would not
+    read a block mask."""
+    from transformers.cache_utils import get_layer_types_and_kwargs
+
+    from watercolour.policy.attention import WRITTEN_ONLY, WrittenPrefix
+
+    text = config.get_text_config(decoder=True)
+    layer_types, _ = get_layer_types_and_kwargs(text)
+    written = getattr(text, "_attn_implementation", None) == WRITTEN_ONLY
+    prefix = WrittenPrefix(cache.positions, cache.max_cache_len) if written else None
+    return prefix, "linear_attention" in layer_types
+
+
 def prefill(model: Any, prompt_ids: Sequence[int]) -> tuple[Any, Any]:
     """(the dynamic cache of `prompt_ids` alone, the logits of its last position)."""
     import torch
@@ -191,6 +208,7 @@ class SlotDecoder:
         self.late_reads = late_reads
         device = model.device
         self.cache = slot_cache(model.config, slots, max_cache_len, device)
+        self.written, self.by_layer_kind = written_prefix(model.config, self.cache)
         self.eos = torch.tensor(list(eos_token_ids), device=device)
         self.key_positions = torch.arange(max_cache_len, device=device)
         self.tokens = torch.zeros(slots, dtype=torch.long, device=device)
@@ -225,10 +243,11 @@ class SlotDecoder:
         import torch
 
         assert self.rows[slot] is None, f"slot {slot} is taken"
-        if len(row.prompt_ids) + self.budget > self.cache.max_cache_len:
+        # One position more than the row writes: a slot whose row has ended goes on writing where it stopped.
+        if len(row.prompt_ids) + self.budget >= self.cache.max_cache_len:
             raise ValueError(
                 f"a prompt of {len(row.prompt_ids)} tokens and a budget of {self.budget} do not fit the slot cache "
-                f"of {self.cache.max_cache_len} positions"
+                f"of {self.cache.max_cache_len} positions (it needs one more than both)"
             )
         if row.prompt_ids not in self.prefills:
             self.prefills[row.prompt_ids] = prefill(self.model, row.prompt_ids)
@@ -298,11 +317,17 @@ class SlotDecoder:
         self.steps += 1
         self.busy_slot_steps += sum(row is not None for row in self.rows)
         positions = self.cache.positions
-        mask = self.key_positions[None] <= positions[:, None]
+        # Each slot's written positions, made here rather than inside the (compiled) step: as a block mask for the
+        # written-only attention, as sdpa's boolean mask (rows, 1, 1, keys) otherwise. transformers passes a 4D mask
+        # to the attention as it is.
+        if self.written is not None:
+            mask = self.written.update()
+        else:
+            mask = (self.key_positions[None] <= positions[:, None])[:, None, None, :]
         logits = self.forward(
             input_ids=self.tokens[:, None],
             position_ids=positions[:, None],
-            attention_mask=mask,
+            attention_mask={"full_attention": mask, "linear_attention": None} if self.by_layer_kind else mask,
             past_key_values=self.cache,
             use_cache=True,
         ).logits[:, -1]

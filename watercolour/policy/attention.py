@@ -101,6 +101,63 @@ def written_blocks(mask: Any, block: int = KV_BLOCK) -> Any:
     )
 
 
+class WrittenPrefix:
+    """The block mask of a decode step whose rows have each written the cache positions 0 to `positions[row]` (the
+    slot decoder's rows, started at different times), over a cache of `keys` positions.
+
+    Built once; `update` rewrites its block counts in place from `positions` before each step, and its mask function
+    reads `positions` where they are. So a compiled step takes it as an input of fixed shapes and addresses, and
+    nothing of it is computed inside the step: torch 2.11's Inductor fused the computation of a mask made inside the
+    step into FlexAttention's kernel and failed to compile it (a NameError in the generated code, on an H100).
+    """
+
+    def __init__(self, positions: Any, keys: int, block: int = KV_BLOCK) -> None:
+        import torch
+        from torch.nn.attention.flex_attention import BlockMask
+
+        rows, device = positions.shape[0], positions.device
+        self.positions, self.block, self.count = positions, block, -(-keys // block)
+        # Full blocks are 0 .. n-1 of each row, the one partial block (if any) is n.
+        order = torch.arange(self.count, dtype=torch.int32, device=device).expand(rows, 1, 1, -1).contiguous()
+        zeros = torch.zeros(rows, 1, 1, dtype=torch.int32, device=device)
+
+        def mask_mod(b: Any, h: Any, q: Any, kv: Any) -> Any:
+            return kv <= positions[b]
+
+        self.mask = BlockMask.from_kv_blocks(
+            zeros.clone(),
+            order.clone(),
+            zeros.clone(),
+            order,
+            BLOCK_SIZE=block,
+            mask_mod=mask_mod,
+            seq_lengths=(1, keys),
+        )
+        # The mask's own tensors change in place, where a compiled step reads them.
+        full_counts = self.mask.full_kv_num_blocks
+        assert full_counts is not None
+        self.partial_counts, self.partial_order, self.full_counts = (
+            self.mask.kv_num_blocks,
+            self.mask.kv_indices,
+            full_counts,
+        )
+        if device.type != "cpu":
+            for tensor in (self.partial_counts, self.partial_order, self.full_counts):
+                torch._dynamo.mark_static_address(tensor)
+        self.update()
+
+    def update(self) -> Any:
+        """The mask for the positions as they are now."""
+        import torch
+
+        written = self.positions + 1
+        full = torch.div(written, self.block, rounding_mode="floor").clamp(max=self.count).to(torch.int32)
+        self.full_counts.copy_(full.view(-1, 1, 1))
+        self.partial_counts.copy_((written % self.block != 0).to(torch.int32).view(-1, 1, 1))
+        self.partial_order[:, 0, 0, 0].copy_(full.clamp(max=self.count - 1))
+        return self.mask
+
+
 def written_only_attention(
     module: Any,
     query: Any,
@@ -112,9 +169,16 @@ def written_only_attention(
     is_causal: bool | None = None,
     **kwargs: Any,
 ) -> tuple[Any, None]:
-    """A decode step's attention over the key blocks its mask allows (FlexAttention); anything else as packed."""
+    """A decode step's attention over the key blocks its mask allows (FlexAttention); anything else as packed. The
+    mask is sdpa's boolean one, or a block mask already made (`WrittenPrefix`)."""
     import torch
-    from torch.nn.attention.flex_attention import flex_attention
+    from torch.nn.attention.flex_attention import BlockMask, flex_attention
+
+    if isinstance(attention_mask, BlockMask):
+        output = flex_attention(
+            query, key, value, block_mask=attention_mask, scale=scaling, enable_gqa=query.shape[1] != key.shape[1]
+        )
+        return output.transpose(1, 2).contiguous(), None
 
     plain = not dropout and not any(kwargs.get(name) is not None for name in ("position_bias", "cache", "s_aux"))
     masked = attention_mask is not None and attention_mask.dtype == torch.bool and attention_mask.shape[-2] == 1

@@ -26,7 +26,7 @@ from ground.records import rollout_step
 from ground.run_config import RunConfig, TrainingSettings
 from rewards.scoring.composite import CompositeReward, OnScored
 from rewards.scoring.scoring_engine import log_means
-from watercolour.pipeline.rollouts import IMPORTANCE_MODE, PipelinedRollouts, pipelined, slot_plan
+from watercolour.pipeline.rollouts import IMPORTANCE_MODE, PipelinedRollouts, pipelined
 from watercolour.policy.adapter import load_policy
 from watercolour.policy.early_scoring import Prefetches, scoring_during_generation
 from watercolour.policy.generation import (
@@ -486,8 +486,6 @@ def build_trainer(
     """
     training = config.training
     plan = plan or resolve(training)
-    if training.pipeline.max_staleness:
-        plan = slot_plan(plan)
     if not torch.cuda.is_available():
         set_cpu_threads()
     args = grpo_args(config, run_dir, plan)  # sets up the process group under `accelerate launch`
