@@ -209,7 +209,7 @@ def test_sampling_the_decoder_does_not_apply_is_refused() -> None:
 
 def long_prompts(tokenizer: Any) -> list[tuple[int, ...]]:
     """Prompts whose rows cross the written-only attention's blocks of 128 positions as they decode."""
-    return [tuple(tokenizer(f"paint a peach hibiscus {'wet ' * extra}")["input_ids"]) for extra in (50, 105, 118, 235)]
+    return [tuple(tokenizer(f"paint a peach hibiscus {'wet ' * extra}")["input_ids"]) for extra in (16, 34, 38, 76)]
 
 
 @pytest.mark.gpu
@@ -224,6 +224,9 @@ def test_the_compiled_decode_step_with_late_reads_decodes_as_the_eager_one(writt
 
     model = build_model("tiny-qwen3.5-moe", tokenizer, "cuda", torch.float32).eval()
     use_packed_gqa(model, written_only=written_only)
+    # Compiled in float32 (so tokens compare exactly), transformers' grouped experts fall back to a loop that reads
+    # their offsets on the host, which a CUDA graph cannot capture; its batched experts have fixed shapes.
+    model.set_experts_implementation("batched_mm")
     compiled = model.get_compiled_call(CompileConfig(fullgraph=False, dynamic=False, mode="reduce-overhead"))
     cache = 3 * KV_BLOCK
     rows = [Row(number, long_prompts(tokenizer)[number % 4], stop) for number, stop in enumerate(STOPS)]
