@@ -203,3 +203,17 @@ def test_a_yellow_flowers_washes_laid_side_by_side_are_not_read_as_a_word():
 
     (picture,) = rendered([compact_sketch(6, "a yellow hibiscus")])
     assert asyncio.run(picture_rules.painted_text(picture)) == []
+
+
+def test_a_dark_line_under_the_bar_is_read_and_a_policys_pale_flower_is_not_refused():
+    # A policy's pale peach flower (the CPU demo's last step): the detector marked its eye's rim and a petal's edge as
+    # one dark line 3.7 times as long as wide at 0.81, which reads as nothing. A dark line under DARK_LINE_SCORE counts
+    # only when it reads: a spaced "PASS" in brush strokes, a dark line at 0.73, reads "ss".
+    folder = Path(__file__).resolve().parents[2] / "watercolour" / "fixtures" / "writing"
+    flower = (folder / "policy_peach_flower.png").read_bytes()
+    lines = writing_detector.DETECTOR.lines(flower)
+    assert [line for line in lines if line.is_long and line.layer == "dark strokes" and not line.is_writing]
+    assert asyncio.run(picture_rules.painted_text(flower)) == []
+    (spaced,) = rendered([(folder / "held_out_2" / "spaced_0.js").read_text()])
+    assert not [line for line in writing_detector.DETECTOR.lines(spaced) if line.is_writing]
+    assert any("read in a mark" in reason for reason in writing_detector.writing_by_shape(spaced))
