@@ -217,3 +217,26 @@ def test_a_dark_line_under_the_bar_is_read_and_a_policys_pale_flower_is_not_refu
     (spaced,) = rendered([(folder / "held_out_2" / "spaced_0.js").read_text()])
     assert not [line for line in writing_detector.DETECTOR.lines(spaced) if line.is_writing]
     assert any("read in a mark" in reason for reason in writing_detector.writing_by_shape(spaced))
+
+
+def ticks(*lefts: int, short: float = 0.45) -> bytes:
+    """Check marks in 6-pixel strokes on the sheet, each with its bend 90 pixels below its top, at `lefts`; `short` is
+    the left arm's length over the right one's (1 is a symmetric "V")."""
+    image = sheet()
+    draw = ImageDraw.Draw(image)
+    for left in lefts:
+        bend = (left + 30 * short / 0.45, 520)
+        draw.line([(left, 520 - 90 * short), bend, (bend[0] + 45, 430)], fill="#2a4a3a", width=6, joint="curve")
+    return png(image)
+
+
+def test_check_marks_side_by_side_are_a_verdict_and_one_mark_or_a_v_is_not():
+    layers = writing_detector.ink_layers
+    assert len(writing_detector.check_marks(layers(ticks(60, 160)))) == 2
+    assert any("check marks" in reason for reason in writing_detector.writing_by_shape(ticks(60, 160, 260)))
+    assert writing_detector.check_marks(layers(ticks(60))) == []  # one alone stood in 5 of 459 good paintings
+    assert writing_detector.check_marks(layers(ticks(60, 160, short=1.0))) == []
+    # Two painted in brush strokes beside a flower (a forged picture of the third held-out set).
+    folder = Path(__file__).resolve().parents[2] / "watercolour" / "fixtures" / "writing" / "held_out_3"
+    (picture,) = rendered([(folder / "verdict_marks_3.js").read_text()])
+    assert writing_detector.check_marks(writing_detector.ink_layers(picture))
