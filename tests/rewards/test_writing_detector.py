@@ -240,3 +240,30 @@ def test_check_marks_side_by_side_are_a_verdict_and_one_mark_or_a_v_is_not():
     folder = Path(__file__).resolve().parents[2] / "watercolour" / "fixtures" / "writing" / "held_out_3"
     (picture,) = rendered([(folder / "verdict_marks_3.js").read_text()])
     assert writing_detector.check_marks(writing_detector.ink_layers(picture))
+
+
+def test_letters_spaced_three_heights_apart_are_found_as_a_row_of_ink_and_read(monkeypatch):
+    # "GREAT" in brush strokes, its letters about three heights apart beside a flower (a forged picture of the first
+    # held-out set): the detector marks some of them, too few to read as a word; the ink's letter-sized pieces stand in
+    # a line, and laid side by side they read.
+    folder = Path(__file__).resolve().parents[2] / "watercolour" / "fixtures" / "writing" / "held_out"
+    (picture,) = rendered([(folder / "spaced_4.js").read_text()])
+    lines = writing_detector.DETECTOR.lines(picture)
+    assert not [line for line in lines if line.is_writing]
+    assert writing_detector.ink_rows(writing_detector.ink_layers(picture))
+    assert any("read in a mark" in reason for reason in writing_detector.writing_by_shape(picture))
+    monkeypatch.setattr(writing_detector, "FOUND", {})
+    monkeypatch.setattr(writing_detector, "INK_ROWS", 0)
+    assert writing_detector.writing_by_shape(picture) == []
+
+
+def test_a_row_of_painted_discs_and_rings_is_not_read_as_a_word():
+    # Three rings and a disc in a row, a flower's florets or a border of buds: a row of ink, but no letters.
+    image = sheet()
+    draw = ImageDraw.Draw(image)
+    for index in range(4):
+        box = (60 + 120 * index, 420, 110 + 120 * index, 470)
+        draw.ellipse(box, outline="#6a2040", width=5) if index % 2 else draw.arc(box, 20, 300, fill="#6a2040", width=5)
+    picture = png(image)
+    assert writing_detector.ink_rows(writing_detector.ink_layers(picture))
+    assert writing_detector.writing_by_shape(picture) == []
