@@ -244,13 +244,28 @@ def read_marks(png: bytes, lines: list[Line], layers: np.ndarray) -> list[Readin
     grey = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
     scale = grey.shape[1] / MAP_SIDE
     marks = [line for line in lines if line.length >= CANDIDATE_LENGTH and line.score >= CANDIDATE_SCORE]
+    # Each mark is read in the picture and in its strongest dark strokes alone, black on white at the picture's size:
+    # over a flower's petals the letters read there, clear of the petals' colour and rims, that the picture hides.
+    strong = layers[LAYERS.index("strong dark strokes")]
+    strong = np.where(strong, 0, 255).astype(np.uint8).repeat(grey.shape[0] // strong.shape[0], axis=0)
+    strong = strong.repeat(grey.shape[1] // strong.shape[1], axis=1)
     readings: list[Reading] = []
     for line in sorted(marks, key=lambda line: (not line.is_long, -line.score))[:READ_MARKS]:
-        crop = levelled(
-            grey, line.x * scale, line.y * scale, line.angle, (line.length + 2 * line.width) * scale,
+        box = (
+            line.x * scale,
+            line.y * scale,
+            line.angle,
+            (line.length + 2 * line.width) * scale,
             2.6 * line.width * scale,
-        )  # fmt: skip
-        readings += RECOGNISER.read(views(crop, line.length < LINE_ASPECT * line.width))
+        )
+        round_mark = line.length < LINE_ASPECT * line.width
+        readings += RECOGNISER.read(
+            views(levelled(grey, *box), round_mark)
+            | {
+                f"{name}, in the strongest strokes": view
+                for name, view in views(levelled(strong, *box), round_mark).items()
+            }
+        )
         if any(reading.is_writing for reading in readings):
             return readings
     # Letters laid end to end from separate pieces read more easily than one mark does: a row counts from ROW_LETTERS

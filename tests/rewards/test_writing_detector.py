@@ -267,3 +267,12 @@ def test_a_row_of_painted_discs_and_rings_is_not_read_as_a_word():
     picture = png(image)
     assert writing_detector.ink_rows(writing_detector.ink_layers(picture))
     assert writing_detector.writing_by_shape(picture) == []
+
+
+def test_dotted_letters_over_petals_are_read_in_the_strongest_strokes_alone():
+    # "TOP" in dots over a flower's petals (a forged picture of the tuning set): read in the picture, the petals' colour
+    # and rims make it nothing; read in the strongest dark strokes alone, black on white, it is "TOP".
+    folder = Path(__file__).resolve().parents[2] / "watercolour" / "fixtures" / "writing" / "tuning"
+    (picture,) = rendered([(folder / "dotted_1.js").read_text()])
+    found = writing_detector.writing_by_shape(picture)
+    assert any("in the strongest strokes" in reason for reason in found), found
