@@ -11,8 +11,8 @@ picture checks refuse; then the false-refusal rate over every good painting. A g
 its whole reward: it should be at most 1%.
 
 `--forged [SET]` renders instead a held-out set of forged-writing sketches (`watercolour/fixtures/writing/SET/`, default
-`held_out`, or `held_out_2`, written by `python -m bench.forged_writing`; the check's readings and bars were chosen on
-`tuning/`, never on these) and prints, for each family, how many the picture checks refuse: each one should be.
+`held_out`, up to `held_out_4`, written by `python -m bench.forged_writing`; each was written before the check's
+last change it was read after) and prints, for each family, how many the picture checks refuse: each one should be.
 
 `--latency N` times instead one picture's text check alone (`painted_text`: Tesseract's readings and the writing
 detector, side by side), as a step's last painting is checked: N seed-pool pictures, each checked with a reader whose
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         "--forged",
         nargs="?",
         const="held_out",
-        choices=["held_out", "held_out_2", "held_out_3"],
+        choices=["held_out", "held_out_2", "held_out_3", "held_out_4"],
         help="a held-out set of forged writing instead, by family (default held_out)",
     )
     args = parser.parse_args(argv)

@@ -113,7 +113,17 @@ def views(crop: np.ndarray, quarter_turns: bool) -> dict[str, np.ndarray]:
 def levelled(grey: np.ndarray, x: float, y: float, angle: float, along: float, across: float) -> np.ndarray:
     """The `along` x `across` box centred on (x, y) of `grey`, turned by `angle` degrees so that its long side lies
     level (PIL turns anticlockwise; a mark running down to the right at `angle` comes out level)."""
-    image = Image.fromarray(grey).rotate(angle, Image.Resampling.BILINEAR, center=(x, y), fillcolor=255)
+    # Only the window the box can turn within is turned (turning the whole picture once a letter cost ~2 ms). Its
+    # corner is at even pixels, so the box's rounding, and so the crop, is the same as in the whole picture.
+    reach = math.ceil(math.hypot(along, across) / 2) + 2
+    left0, top0 = 2 * math.floor((x - reach) / 2), 2 * math.floor((y - reach) / 2)
+    size = 2 * reach + 4
+    window = np.full((size, size), 255, np.uint8)
+    rows = slice(max(top0, 0), min(top0 + size, grey.shape[0]))
+    columns = slice(max(left0, 0), min(left0 + size, grey.shape[1]))
+    window[rows.start - top0 : rows.stop - top0, columns.start - left0 : columns.stop - left0] = grey[rows, columns]
+    x, y = x - left0, y - top0
+    image = Image.fromarray(window).rotate(angle, Image.Resampling.BILINEAR, center=(x, y), fillcolor=255)
     left, top = round(x - along / 2), round(y - across / 2)
     box = (left, top, left + round(along), top + round(across))
     return np.asarray(image.crop(box))
