@@ -22,11 +22,7 @@ paper's colour, stacked or made of dots: a judge reads all of it. This module fi
    letters' marks of one size near each other laid side by side as a word; each mark is read in the picture and in
    its strongest dark strokes alone (letters over petals read there). Letters spaced too far apart for the detector
    to mark are found as a straight row of letter-sized pieces of ink (`ink_rows`) and read the same way.
-5. **Rating stars**, which no text detector marks: two or more five-pointed stars of one size in the paint (a blob
-   whose outline has five tips, evenly spaced, of one length, with notches deep between them). A five-petalled flower
-   is one blob with its eye and stem, its petals rounded; no good painting held even one such star.
-6. **Check marks**, neither: two or more of one size side by side in a row, each a thin stroke bent once at its
-   lowest point into two straight arms of unequal length (`check_marks`).
+5. **Rating stars and check marks**, which no text detector marks (`rewards.picture.verdict_marks`).
 
 Measured on the tuning sets (`bench/forged_writing.py`: 48 forged pictures in eight families; 366 good paintings, the
 pool at render seeds 1-2 and the procedural painter's seeds 0-15): see the study linked from docs/reward.md.
@@ -43,6 +39,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image
 
+from rewards.picture.ink import INK_LETTER_SIDE, LAYERS, ROW_LETTERS, ink_layers, ink_rows
+from rewards.picture.verdict_marks import check_marks, rating_stars
 from rewards.picture.writing_reader import (
     RECOGNISER,
     Reading,
@@ -53,17 +51,6 @@ from rewards.picture.writing_reader import (
 )
 
 
-WORKING_SCALE = 0.5  # ink is found at half size: 300 x 300 for the 600 x 600 canvas
-# Strokes narrower than this window (half-size pixels: 18 on the canvas) are ink; the forged letters' strokes are 3-14
-# pixels wide, a petal 40 or more.
-INK_WINDOW = 9
-# Least contrast (0-255, any channel) of a stroke against its surroundings: brush grain inside a wash reaches ~20.
-INK_CONTRAST = 32
-DOT_CLOSING = 5  # joins dots up to ~10 canvas pixels apart into strokes
-# A fourth layer keeps only the strokes of this contrast or more: letters painted over a flower's petals, whose pale
-# rims (the wash's darkened edges, contrast ~30-50) cluttered the dark layer until the detector marked the flower and
-# not the word. Over the tuning sets' good paintings no line in it was more than 1.8 times as long as wide.
-STRONG_CONTRAST = 60
 MAP_SIDE = 320  # the detector's input, a multiple of 32; 480 found no more lines on the tuning set at 1.6x the time
 MAP_THRESHOLD = 0.3  # probability above which a map pixel belongs to a region, the detector's own default
 # A line: at least this long (map pixels, ~94 canvas pixels), this many times as long as it is wide, and this mean
@@ -82,7 +69,6 @@ LINE_SCORE = 0.5
 # dark layers under 0.85 (one read as writing, one refused by its stars).
 DARK_LINE_SCORE = 0.85
 DARK_LAYERS = ("dark strokes", "dotted strokes")
-LAYERS = ("dark strokes", "light strokes", "dotted strokes", "strong dark strokes")
 # The detector was trained on upright text: the dark strokes turned half a turn are read again, and what it marks there
 # is turned back onto the sheet (its regions, not its verdicts: `Line.turned`).
 TURNED = "dark strokes"
@@ -101,24 +87,6 @@ LETTER_SIZES = 2.2
 LETTER_REACH = 7.0
 LETTER_SIDE = 2.2
 NEIGHBOUR_SIDE = 0.9
-ROW_LETTERS = 3
-# Letters spaced so far apart that the detector marks none of them, or only some: the ink's own pieces of a letter's size
-# (INK_LETTER_SIZE half-size pixels, at most INK_LETTER_FILL of their box inked, as strokes are), in the dotted and the
-# strongest dark layers, that stand in a straight row (each within INK_ROW_ACROSS of a letter's size of the line
-# through two of them, of one size within INK_ROW_SIZES, the next at most INK_ROW_REACH sizes on), three or more. The
-# longest such row (INK_ROWS) is laid side by side and read as the marks' rows are, each letter cut out at
-# INK_LETTER_SIDE of its size. On the tuning sets: 5 more forged pictures (letters spaced up to three heights apart,
-# a word turned 117 degrees, a column of letters over a stem), none of 366 good paintings, 223 of which hold such a
-# row; each row read costs ~0.05 CPU-s.
-INK_LETTER_SIZE = (8, 50)
-INK_LETTER_FILL = 0.65
-INK_ROW_SIZES = 2.0
-INK_ROW_REACH = 4.0
-INK_ROW_ACROSS = 0.35
-INK_LETTER_SIDE = 1.3
-INK_ROWS = 1
-INK_ROW_LAYERS = ("dotted strokes", "strong dark strokes")
-INK_LETTERS_MAX = 60  # more pieces than this of a letter's size are a texture, not a word (and bound the search)
 
 
 @dataclass(frozen=True)
@@ -152,24 +120,6 @@ class Line:
             f"its width, turned {self.angle:.0f} degrees, at ({self.x * scale:.0%}, {self.y * scale:.0%}), "
             f"text probability {self.score:.2f}"
         )
-
-
-def ink_layers(png: bytes) -> np.ndarray:
-    """The picture's thin strokes as four binary layers (LAYERS), at half size."""
-    from scipy import ndimage
-
-    image = Image.open(io.BytesIO(png)).convert("RGB")
-    size = (round(image.width * WORKING_SCALE), round(image.height * WORKING_SCALE))
-    rgb = np.asarray(image.resize(size, Image.Resampling.BOX)).astype(np.int16)
-    dark = np.zeros(rgb.shape[:2], np.int16)
-    light = np.zeros_like(dark)
-    window = (INK_WINDOW, INK_WINDOW)
-    for channel in np.moveaxis(rgb, -1, 0):
-        dark = np.maximum(dark, ndimage.grey_closing(channel, size=window) - channel)
-        light = np.maximum(light, channel - ndimage.grey_opening(channel, size=window))
-    dark_ink = dark > INK_CONTRAST
-    dotted = ndimage.binary_closing(dark_ink, structure=np.ones((DOT_CLOSING, DOT_CLOSING)))
-    return np.stack([dark_ink, light > INK_CONTRAST, dotted, dark > STRONG_CONTRAST])
 
 
 class WritingDetector:
@@ -311,61 +261,6 @@ def letter_rows(lines: list[Line]) -> list[list[Line]]:
     return rows
 
 
-def ink_letters(layer: np.ndarray) -> list[tuple[float, float, int]]:
-    """The layer's pieces of a letter's size and thinness (INK_LETTER_SIZE, INK_LETTER_FILL): centre and size."""
-    from scipy import ndimage
-
-    labels, _ = ndimage.label(layer, structure=np.ones((3, 3)))
-    out = []
-    for index, box in enumerate(ndimage.find_objects(labels)):
-        height, width = box[0].stop - box[0].start, box[1].stop - box[1].start
-        size = max(height, width)
-        if INK_LETTER_SIZE[0] <= size <= INK_LETTER_SIZE[1] and (
-            (labels[box] == index + 1).sum() <= INK_LETTER_FILL * height * width
-        ):
-            out.append(((box[1].start + box[1].stop) / 2, (box[0].start + box[0].stop) / 2, size))
-    return out
-
-
-def ink_rows(layers: np.ndarray) -> list[list[tuple[float, float, int]]]:
-    """The longest rows (INK_ROWS) of letter-sized pieces of ink standing in a straight line, in INK_ROW_LAYERS."""
-    rows: list[list[tuple[float, float, int]]] = []
-    for layer in INK_ROW_LAYERS:
-        letters = ink_letters(layers[LAYERS.index(layer)])
-        if len(letters) > INK_LETTERS_MAX:
-            continue
-        found: set[frozenset[int]] = set()
-        for i, a in enumerate(letters):
-            for j, b in enumerate(letters[:i]):
-                size = max(a[2], b[2])
-                reach = math.dist(a[:2], b[:2])
-                if size > INK_ROW_SIZES * min(a[2], b[2]) or not 0.7 * size <= reach <= INK_ROW_REACH * size:
-                    continue
-                ux, uy = (b[0] - a[0]) / reach, (b[1] - a[1]) / reach
-                on_line = sorted(
-                    ((c[0] - a[0]) * ux + (c[1] - a[1]) * uy, k)
-                    for k, c in enumerate(letters)
-                    if max(c[2], size) <= INK_ROW_SIZES * min(c[2], size)
-                    and abs((c[1] - a[1]) * ux - (c[0] - a[0]) * uy) <= INK_ROW_ACROSS * size
-                )
-                chain: list[tuple[float, int]] = []  # the run of pieces, each near the last, that holds a
-                for t, k in on_line:
-                    if chain and t - chain[-1][0] > INK_ROW_REACH * size:
-                        if any(index == i for _, index in chain):
-                            break
-                        chain = []
-                    chain.append((t, k))
-                members = frozenset(k for _, k in chain)
-                if len(members) >= ROW_LETTERS and {i, j} <= members:
-                    found.add(members)
-        longest: list[frozenset[int]] = []
-        for members in sorted(found, key=len, reverse=True):
-            if not any(members <= other for other in longest):
-                longest.append(members)
-        rows += [[letters[k] for k in sorted(members)] for members in longest]
-    return sorted(rows, key=len, reverse=True)[:INK_ROWS]
-
-
 def read_row(grey: np.ndarray, centres: list[tuple[float, float]], side: float) -> list[Reading]:
     """Letters around `centres` laid side by side (`chain_image`) and read, along the row's axis either way (a word)
     and across it either way (letters stacked upright in a column), each mirrored too. Each letter is cut out in a
@@ -385,120 +280,6 @@ def read_row(grey: np.ndarray, centres: list[tuple[float, float]], side: float) 
         for mirrored in (False, True)
     }  # fmt: skip
     return RECOGNISER.read(crops)
-
-
-STAR_SIZE = (10, 60)  # half-size pixels: stars 20-120 canvas pixels across
-STAR_NOTCH = 0.6  # the deepest notch's radius over the longest tip's, at most
-STAR_BINS = 36  # the outline's radius is read every 10 degrees
-
-
-def rating_stars(png: bytes) -> list[tuple[float, float, int]]:
-    """Five-pointed stars in the paint (centre and size, in half-size pixels), when two or more are of one size."""
-    from scipy import ndimage
-
-    from renderers.coverage import PAINT_THRESHOLD, paper_colour
-
-    image = Image.open(io.BytesIO(png)).convert("RGB")
-    size = (round(image.width * WORKING_SCALE), round(image.height * WORKING_SCALE))
-    rgb = np.asarray(image.resize(size, Image.Resampling.BOX)).astype(np.int16)
-    paint = np.abs(rgb - paper_colour(rgb.astype(np.uint8))).max(axis=-1) > PAINT_THRESHOLD
-    labels, _ = ndimage.label(ndimage.binary_opening(paint, structure=np.ones((2, 2))))
-    stars = []
-    for index, box in enumerate(ndimage.find_objects(labels)):
-        height, width = box[0].stop - box[0].start, box[1].stop - box[1].start
-        if not STAR_SIZE[0] <= max(height, width) <= STAR_SIZE[1] or max(height, width) > 1.5 * min(height, width):
-            continue
-        ys, xs = np.nonzero(labels[box] == index + 1)
-        dy, dx = ys - ys.mean(), xs - xs.mean()
-        outline = np.zeros(STAR_BINS)
-        np.maximum.at(
-            outline, (np.degrees(np.arctan2(dy, dx)) % 360 / (360 / STAR_BINS)).astype(int), np.hypot(dy, dx)
-        )
-        tips = [
-            k
-            for k in range(STAR_BINS)
-            if outline[k] > outline[(k + 1) % STAR_BINS]
-            and outline[k] == outline[np.arange(k - 3, k + 4) % STAR_BINS].max()
-        ]
-        if len(tips) != 5 or outline.min() <= 0 or outline.min() > STAR_NOTCH * outline.max():
-            continue
-        gaps = np.diff(tips + [tips[0] + STAR_BINS]) * (360 / STAR_BINS)
-        lengths = outline[tips]
-        if np.abs(gaps - 72).max() <= 25 and lengths.std() <= 0.2 * lengths.mean():
-            stars.append((float(xs.mean() + box[1].start), float(ys.mean() + box[0].start), max(height, width)))
-    for _, _, star in stars:
-        alike = [other for other in stars if 0.75 <= other[2] / star <= 1.33]
-        if len(alike) >= 2:
-            return alike
-    return []
-
-
-# Check marks, which no text detector marks either: a thin stroke bent once at its lowest point, its arms rising
-# unequally (the short one at most CHECK_ARMS of the long one), each straight; two or more of one size side by side.
-# Measured on the tuning sets: 3 of the 4 forged pictures of check marks (the fourth's marks merge with a flower's eye),
-# none of 366 good paintings nor of the CPU demo's 93 policy paintings (one mark alone stood in 5 of those 459).
-CHECK_SIZE = (12, 80)  # half-size pixels: the long arm's reach, 24-160 canvas pixels
-CHECK_ARMS = (0.2, 0.8)  # the short arm's length over the long one's
-CHECK_OPENING = (25.0, 110.0)  # degrees between the arms
-CHECK_BEND = 0.15  # 95% of the stroke within this share of the long arm of the two straight arms
-CHECK_THICKNESS = 0.3  # the stroke's pixels over the arms' length, at most this share of the long arm
-
-
-def check_marks(layers: np.ndarray) -> list[tuple[float, float, float]]:
-    """Check marks in the dark and the strongest dark strokes (centre and the long arm's length, half-size pixels), when
-    two or more of one size stand side by side in a row."""
-    found: list[tuple[float, float, float]] = []
-    for layer in (layers[LAYERS.index("dark strokes")], layers[LAYERS.index("strong dark strokes")]):
-        for mark in _ticks(layer):
-            if not any(math.dist(mark[:2], other[:2]) < 5 for other in found):
-                found.append(mark)
-    for mark in found:
-        row = [
-            other
-            for other in found
-            if 0.6 <= other[2] / mark[2] <= 1.6 and abs(other[1] - mark[1]) <= 0.35 * mark[2]
-            and (other is mark or 0.6 * mark[2] <= abs(other[0] - mark[0]) <= 4 * mark[2])
-        ]  # fmt: skip
-        if len(row) >= 2:
-            return row
-    return []
-
-
-def _ticks(layer: np.ndarray) -> list[tuple[float, float, float]]:
-    from scipy import ndimage
-
-    def distance(points: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-        span = end - start
-        t = np.clip(((points - start) @ span) / (span @ span), 0, 1)
-        return np.hypot(*(points - (start + t[:, None] * span)).T)
-
-    labels, _ = ndimage.label(layer, structure=np.ones((3, 3)))
-    out = []
-    for index, box in enumerate(ndimage.find_objects(labels)):
-        if not CHECK_SIZE[0] <= max(box[0].stop - box[0].start, box[1].stop - box[1].start) <= CHECK_SIZE[1]:
-            continue
-        ys, xs = np.nonzero(labels[box] == index + 1)
-        points = np.stack([xs, ys], axis=1).astype(np.float64)
-        bend = points[points[:, 1] >= points[:, 1].max() - 1].mean(axis=0)  # the lowest point
-        left, right = points[points[:, 0] < bend[0] - 1], points[points[:, 0] > bend[0] + 1]
-        if len(left) < 3 or len(right) < 3:
-            continue
-        a = left[np.argmax(np.hypot(*(left - bend).T))]
-        b = right[np.argmax(np.hypot(*(right - bend).T))]
-        arm_a, arm_b = math.dist(a, bend), math.dist(b, bend)
-        longest = max(arm_a, arm_b)
-        opening = math.degrees(math.acos(np.clip(np.dot(a - bend, b - bend) / (arm_a * arm_b), -1, 1)))
-        rising = min((bend[1] - a[1]) / arm_a, (bend[1] - b[1]) / arm_b)
-        off = np.percentile(np.minimum(distance(points, a, bend), distance(points, b, bend)), 95)
-        if (
-            CHECK_ARMS[0] <= min(arm_a, arm_b) / longest <= CHECK_ARMS[1]
-            and CHECK_OPENING[0] <= opening <= CHECK_OPENING[1]
-            and rising >= 0.3
-            and off <= CHECK_BEND * longest
-            and len(points) <= CHECK_THICKNESS * longest * (arm_a + arm_b)
-        ):
-            out.append((float(xs.mean() + box[1].start), float(ys.mean() + box[0].start), longest))
-    return out
 
 
 DETECTOR = WritingDetector()

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
+from rewards.picture import ink, verdict_marks, writing_detector, writing_reader
 from rewards.picture import rules as picture_rules
-from rewards.picture import writing_detector, writing_reader
 
 
 PAPER = "#f6f0e4"
@@ -139,7 +139,7 @@ def test_a_row_of_stars_is_a_rating_and_a_five_petalled_flower_is_not():
     rated = sheet()
     for index in range(4):
         star(ImageDraw.Draw(rated), 120 + 90 * index, 470, 32)
-    assert len(writing_detector.rating_stars(png(rated))) == 4
+    assert len(verdict_marks.rating_stars(png(rated))) == 4
     assert any("stars of one size" in reason for reason in writing_detector.writing_by_shape(png(rated)))
 
     flowers = sheet()
@@ -150,7 +150,7 @@ def test_a_row_of_stars_is_a_rating_and_a_five_petalled_flower_is_not():
             px, py = cx + 24 * math.cos(a), 470 + 24 * math.sin(a)
             draw.ellipse((px - 18, py - 18, px + 18, py + 18), fill="#d0607a")
         draw.ellipse((cx - 10, 460, cx + 10, 480), fill="#e0a030")
-    assert writing_detector.rating_stars(png(flowers)) == []
+    assert verdict_marks.rating_stars(png(flowers)) == []
 
 
 def test_a_word_read_once_is_not_writing_and_the_same_letters_read_again_are():
@@ -231,15 +231,15 @@ def ticks(*lefts: int, short: float = 0.45) -> bytes:
 
 
 def test_check_marks_side_by_side_are_a_verdict_and_one_mark_or_a_v_is_not():
-    layers = writing_detector.ink_layers
-    assert len(writing_detector.check_marks(layers(ticks(60, 160)))) == 2
+    layers = ink.ink_layers
+    assert len(verdict_marks.check_marks(layers(ticks(60, 160)))) == 2
     assert any("check marks" in reason for reason in writing_detector.writing_by_shape(ticks(60, 160, 260)))
-    assert writing_detector.check_marks(layers(ticks(60))) == []  # one alone stood in 5 of 459 good paintings
-    assert writing_detector.check_marks(layers(ticks(60, 160, short=1.0))) == []
+    assert verdict_marks.check_marks(layers(ticks(60))) == []  # one alone stood in 5 of 459 good paintings
+    assert verdict_marks.check_marks(layers(ticks(60, 160, short=1.0))) == []
     # Two painted in brush strokes beside a flower (a forged picture of the third held-out set).
     folder = Path(__file__).resolve().parents[2] / "watercolour" / "fixtures" / "writing" / "held_out_3"
     (picture,) = rendered([(folder / "verdict_marks_3.js").read_text()])
-    assert writing_detector.check_marks(writing_detector.ink_layers(picture))
+    assert verdict_marks.check_marks(ink.ink_layers(picture))
 
 
 def test_letters_spaced_three_heights_apart_are_found_as_a_row_of_ink_and_read(monkeypatch):
@@ -250,10 +250,10 @@ def test_letters_spaced_three_heights_apart_are_found_as_a_row_of_ink_and_read(m
     (picture,) = rendered([(folder / "spaced_4.js").read_text()])
     lines = writing_detector.DETECTOR.lines(picture)
     assert not [line for line in lines if line.is_writing]
-    assert writing_detector.ink_rows(writing_detector.ink_layers(picture))
+    assert ink.ink_rows(ink.ink_layers(picture))
     assert any("read in a mark" in reason for reason in writing_detector.writing_by_shape(picture))
     monkeypatch.setattr(writing_detector, "FOUND", {})
-    monkeypatch.setattr(writing_detector, "INK_ROWS", 0)
+    monkeypatch.setattr(ink, "INK_ROWS", 0)
     assert writing_detector.writing_by_shape(picture) == []
 
 
@@ -265,7 +265,7 @@ def test_a_row_of_painted_discs_and_rings_is_not_read_as_a_word():
         box = (60 + 120 * index, 420, 110 + 120 * index, 470)
         draw.ellipse(box, outline="#6a2040", width=5) if index % 2 else draw.arc(box, 20, 300, fill="#6a2040", width=5)
     picture = png(image)
-    assert writing_detector.ink_rows(writing_detector.ink_layers(picture))
+    assert ink.ink_rows(ink.ink_layers(picture))
     assert writing_detector.writing_by_shape(picture) == []
 
 
