@@ -29,7 +29,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from watercolour.pipeline.row_schedule import RowSchedule, Ticket
-from watercolour.pipeline.slot_decode import Decoded, Row, Sampler, SlotDecoder, decoding
+from watercolour.pipeline.slot_decode import Decoded, Row, Sampler, SlotDecoder, decoding, slot_cache_length
 from watercolour.policy.early_scoring import DECODE_SWITCH_INTERVAL_S, Prefetches, prefetching_reward, score_ahead
 
 
@@ -146,7 +146,7 @@ class PipelinedRollouts:
             return self.decoder
         budget = trainer.max_completion_length
         block = trainer.cache_block or 1
-        length = -(-(max(len(ids) for ids in prompt_ids) + budget + 1) // block) * block
+        length = slot_cache_length(max(len(ids) for ids in prompt_ids), budget, block)
         base = model.get_base_model() if hasattr(model, "get_base_model") else model
         forward = base.get_compiled_call(trainer.generation_config.compile_config) if self.compile else None
         self.decoder = SlotDecoder(

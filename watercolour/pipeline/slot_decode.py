@@ -59,6 +59,12 @@ class UnsupportedSampling(ValueError):
     """The generation config asks for a logits processor the slot decoder does not apply."""
 
 
+def slot_cache_length(prompt_tokens: int, budget: int, block: int = 1) -> int:
+    """The positions a slot cache needs for rows of up to `prompt_tokens` and `budget`, in whole blocks: one more than
+    both, for a slot whose row has ended goes on writing where it stopped."""
+    return -(-(prompt_tokens + budget + 1) // block) * block
+
+
 def slot_cache(config: Any, slots: int, max_cache_len: int, device: Any) -> Any:
     """A `transformers.Cache` of `slots` rows of up to `max_cache_len` positions, one layer a decoder layer of
     `config`; its `positions` hold where each slot writes its next token."""
@@ -243,8 +249,7 @@ class SlotDecoder:
         import torch
 
         assert self.rows[slot] is None, f"slot {slot} is taken"
-        # One position more than the row writes: a slot whose row has ended goes on writing where it stopped.
-        if len(row.prompt_ids) + self.budget >= self.cache.max_cache_len:
+        if slot_cache_length(len(row.prompt_ids), self.budget) > self.cache.max_cache_len:
             raise ValueError(
                 f"a prompt of {len(row.prompt_ids)} tokens and a budget of {self.budget} do not fit the slot cache "
                 f"of {self.cache.max_cache_len} positions (it needs one more than both)"
