@@ -155,8 +155,10 @@ for row in csv.DictReader(open(sys.argv[1])):
     print("step {step}: step {step_s} s = generate {generate_s} + reward wait {score_s} (the last painting ahead "
           "{ahead}) + update {update_s}; longest {longest}, checkpoint {checkpoint_s}, prefetched {prefetched}, "
           "peak {peak_gib} GiB; pipelined: {steps} decode steps, fill {fill}, behind {behind}, importance min "
-          "{ratio}".format(ahead=row.get("ahead_tail_s"), steps=row.get("decode_steps"), fill=row.get("decode_fill"),
-                           behind=row.get("behind_max"), ratio=row.get("importance_min"), **row))
+          "{ratio} mean {ratio_mean}, log-prob gap mean {gap} max {gap_max}".format(
+              ahead=row.get("ahead_tail_s"), steps=row.get("decode_steps"), fill=row.get("decode_fill"),
+              behind=row.get("behind_max"), ratio=row.get("importance_min"), ratio_mean=row.get("importance_mean"),
+              gap=row.get("logp_gap_mean"), gap_max=row.get("logp_gap_max"), **row))
 PY
 }
 

@@ -95,9 +95,11 @@ def test_the_loss_weighs_each_token_by_trls_importance_ratio_of_trained_to_sampl
     # TRL computed the ratios (its vLLM correction's branch, which also multiplies them into the loss). Rows sampled
     # by the weights they train have a ratio of 1 at every token: the decoder kept what the update computes.
     assert float(first["importance_min"]) == pytest.approx(1.0, abs=1e-3)
+    assert float(first["logp_gap_max"]) == pytest.approx(0.0, abs=1e-3)
     # A row begun before an update (at 1e-2 the tiny policy moves fast) has tokens the trained weights like less.
     stale = [step for step in curves if float(curves[step]["behind_max"]) > 0]
     assert stale and min(float(curves[step]["importance_min"]) for step in stale) < 0.99
+    assert max(float(curves[step]["logp_gap_max"]) for step in stale) > 0.01
 
 
 def test_every_completion_of_a_pipelined_run_is_scored_ahead(resumed):

@@ -56,11 +56,15 @@ TAIL_SOURCES = {
     "peak_gib": "memory/peak_gib",
     # Pipelined rollouts (`watercolour.pipeline.rollouts`): the decode steps the step's generation ran, the share of
     # its slots that held a row, the most updates a row of the step is behind the weights that train it, and the
-    # least of TRL's truncated importance ratios over its tokens. Empty for a synchronous run.
+    # least and mean of TRL's truncated importance ratios over its tokens, and the mean and largest gap between a
+    # token's sampling-time log-probability and the trained weights' (nats). Empty for a synchronous run.
     "decode_steps": "pipeline/decode_steps",
     "decode_fill": "pipeline/fill",
     "behind_max": "pipeline/behind_max",
     "importance_min": "sampling/importance_sampling_ratio/min",
+    "importance_mean": "sampling/importance_sampling_ratio/mean",
+    "logp_gap_mean": "sampling/sampling_logp_difference/mean",
+    "logp_gap_max": "sampling/sampling_logp_difference/max",
 }
 
 
