@@ -8,12 +8,13 @@ still decoding when the group is whole carry on in the next step's generation, a
 weights. Each row's tokens keep the log-probability they were sampled with.
 
 The loss corrects with TRL's own truncated importance sampling (GRPOTrainer's vLLM correction, written for a
-generator whose weights or arithmetic differ from the trained ones: exactly the case of a stale row): before the
-update TRL recomputes every token's log-probability under the weights it trains, and weighs each token's loss by
-`min(exp(trained - sampled), 3)` (`token_truncate` at TRL's cap). A token per token ratio, since one row may have
-been decoded by two versions of the weights. So the trainer tells TRL its rows come with sampling log-probabilities
-(`use_vllm`, read only where TRL applies that correction once rollouts bypass its generation); the versions this
-was written for are checked.
+generator whose weights or arithmetic differ from the trained ones: exactly the case of a stale row): each token's
+loss is weighed by `min(exp(trained - sampled), 3)` (`token_truncate` at TRL's cap), `trained` its log-probability
+under the weights the update trains. A ratio per token, since one row may have been decoded by two versions of the
+weights. `trained` is the loss forward's own (`watercolour.pipeline.importance`): TRL's extra forward of the group
+before the update would compute the same numbers again. So the trainer tells TRL its rows come with sampling
+log-probabilities (`use_vllm`, read only where TRL applies that correction once rollouts bypass its generation);
+the versions this was written for are checked.
 
 What stays as it is: every finished completion is scored ahead (its group's seed and subject are its own step's,
 even when it finishes during an earlier step's generation), each rollout is stored once, by the step that trains
@@ -28,6 +29,7 @@ from contextlib import nullcontext
 from types import SimpleNamespace
 from typing import Any
 
+from watercolour.pipeline import importance
 from watercolour.pipeline.row_schedule import RowSchedule, Ticket
 from watercolour.pipeline.slot_decode import Decoded, Row, Sampler, SlotDecoder, decoding, slot_cache_length
 from watercolour.policy.early_scoring import DECODE_SWITCH_INTERVAL_S, Prefetches, prefetching_reward, score_ahead
@@ -37,7 +39,7 @@ from watercolour.policy.early_scoring import DECODE_SWITCH_INTERVAL_S, Prefetche
 # `_generate_and_score_completions` and `_compute_loss`).
 TRL_WRITTEN_FOR = "1.16."
 # TRL's modes: a ratio per token (a row may span two versions of the weights), clipped from above at its cap.
-IMPORTANCE_MODE = "token_truncate"
+IMPORTANCE_MODE = importance.MODE
 
 
 class PipelineRefused(ValueError):
@@ -209,6 +211,7 @@ class PipelinedRollouts:
 def pipelined(trainer: Any, training: Any, plan: Any) -> PipelinedRollouts:
     """Set the built trainer up for pipelined rollouts, or refuse the run with the fix."""
     use_trl_importance_correction(trainer)
+    trainer.importance_from_loss = importance.from_loss(trainer)
     one_prompt(trainer.train_dataset)
     return PipelinedRollouts(
         training.pipeline.max_staleness,

@@ -26,6 +26,7 @@ from ground.records import rollout_step
 from ground.run_config import RunConfig, TrainingSettings
 from rewards.scoring.composite import CompositeReward, OnScored
 from rewards.scoring.scoring_engine import log_means
+from watercolour.pipeline.importance import ImportanceFromLoss
 from watercolour.pipeline.rollouts import IMPORTANCE_MODE, PipelinedRollouts, pipelined
 from watercolour.policy.adapter import load_policy
 from watercolour.policy.early_scoring import Prefetches, scoring_during_generation
@@ -104,12 +105,29 @@ class TimedGRPOTrainer(GRPOTrainer):
     # The dataset rows of the batch being generated (TRL's `inputs`): their columns go to the reward with each row.
     _batch_rows: list[dict[str, Any]] | None = None
 
+    # Pipelined rollouts' importance ratios from the loss's own forward, not TRL's extra one before the update
+    # (`watercolour.pipeline.importance`); None: TRL's own path.
+    importance_from_loss: ImportanceFromLoss | None = None
+
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> Any:
         self._batch_rows = inputs
+        correction = self.importance_from_loss
         try:
-            return super()._generate_and_score_completions(inputs)
+            with correction.generating(self) if correction is not None else nullcontext():
+                return super()._generate_and_score_completions(inputs)
         finally:
             self._batch_rows = None
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
+        correction = self.importance_from_loss
+        with correction.in_loss(inputs) if correction is not None else nullcontext():
+            return super()._compute_loss(model, inputs)
+
+    def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any) -> Any:
+        result = super()._get_per_token_logps_and_entropies(*args, **kwargs)
+        if self.importance_from_loss is not None:
+            self.importance_from_loss.weigh(result[0])
+        return result
 
     # Cut each update micro-batch to the columns its rows hold (`trimmed`); off only to measure what the padding
     # costs.
@@ -291,6 +309,8 @@ class TimedGRPOTrainer(GRPOTrainer):
         # before it: the parts a projection of the run reads (`watercolour.rehearsal.projection`).
         if "loss" in logs:
             logs["memory/peak_gib"] = peak_memory_gib()
+            if self.importance_from_loss is not None:
+                logs.update(self.importance_from_loss.step_metrics(self.accelerator.gather))
             if self._checkpoint_s is not None:
                 logs["time/checkpoint_s"], self._checkpoint_s = self._checkpoint_s, None
         super().log(logs, *args, **kwargs)

@@ -70,6 +70,15 @@ SEAMS = (
         f"{TRAINER}._calculate_rewards",
     ),
     Seam(f"{GRPO}._save_checkpoint", "(self, model, trial)", f"{TRAINER}._save_checkpoint"),
+    Seam(f"{GRPO}._compute_loss", "(self, model, inputs)", f"{TRAINER}._compute_loss"),
+    Seam(
+        f"{GRPO}._get_per_token_logps_and_entropies",
+        "(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None, compute_entropy=False, "
+        "compute_aux_loss=False, pixel_values=None, image_grid_thw=None, num_images=None, pixel_attention_mask=None, "
+        "spatial_shapes=None, num_tiles=None, image_sizes=None, token_type_ids=None, mm_token_type_ids=None, "
+        "image_position_ids=None) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]",
+        f"{TRAINER}._get_per_token_logps_and_entropies",
+    ),
     # transformers' callables the fast path swaps while a rollout decodes or a layer routes its kernels.
     Seam(
         "transformers.generation.utils:DeferredStopCheck.is_supported",

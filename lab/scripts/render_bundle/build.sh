@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds the renderer bundle for a machine with no Chromium (the GPU box, docs/gpu.md) from this Debian 12
-# machine's Chromium + Mesa llvmpipe, then packs it as .gpu/render/parts/pN/part.* (<= 52 MiB each, one folder per
-# device call: a call carries the tracked tree too, about 9 MiB, under 64 MiB in all) plus bundle.sha256. Unpack on the target with `source lab/scripts/gpu_render_env.sh PARTS_DIR`.
+# machine's Chromium + Mesa llvmpipe, then packs it as .gpu/render/parts/pN/part.* (<= 48 MiB each, one folder per
+# device call: a call carries the tracked tree too, about 12 MiB, under 64 MiB in all) plus bundle.sha256. Unpack on the target with `source lab/scripts/gpu_render_env.sh PARTS_DIR`.
 #
 # libs.txt lists every shared object a Chromium process loaded during a real render here (an LD_DEBUG=libs
 # capture), glibc's core left out: the target's newer glibc provides it.
@@ -71,7 +71,7 @@ du -sh "$S"
 # 6. one xz tar, split into parts of one folder each
 rm -rf "$R/parts"; mkdir -p "$R/parts"
 tar -C "$R/stage" -cf - render-bundle | xz -6 -T1 > "$R/bundle.tar.xz"
-split -b 52M "$R/bundle.tar.xz" "$R/parts/part."
+split -b 48M "$R/bundle.tar.xz" "$R/parts/part."
 sha256sum < "$R/bundle.tar.xz" | awk '{print $1}' > "$R/bundle.sha256"
 i=0
 for part in "$R"/parts/part.*; do
