@@ -10,9 +10,9 @@ confident word of three or more letters and digits in the first reading and in t
 picture checks refuse; then the false-refusal rate over every good painting. A good painting refused costs a rollout
 its whole reward: it should be at most 1%.
 
-`--forged [SET]` renders instead a held-out set of forged-writing sketches (`watercolour/fixtures/writing/SET/`, default
-`held_out`, up to `held_out_4`, written by `python -m bench.forged_writing`; each was written before the check's
-last change it was read after) and prints, for each family, how many the picture checks refuse: each one should be.
+`--forged [SET]` renders instead a held-out set of forged-writing sketches (`watercolour/fixtures/writing/SET/`, by
+default the newest, `held_out_N` with the highest N; written by `python -m bench.forged_writing`, each before the
+check's last change it was read after) and prints, for each family, how many the picture checks refuse: each one should be.
 
 `--latency N` times instead one picture's text check alone (`painted_text`: Tesseract's readings and the writing
 detector, side by side), as a step's last painting is checked: N seed-pool pictures, each checked with a reader whose
@@ -115,6 +115,12 @@ def table(reads: dict[str, list[Read]]) -> str:
     return "\n".join(lines)
 
 
+def held_out_sets() -> list[str]:
+    """The held-out sets of forged writing, oldest first (`held_out`, `held_out_2`, ...)."""
+    names = [path.name for path in WRITING.iterdir() if re.fullmatch(r"held_out(_\d+)?", path.name)]
+    return sorted(names, key=lambda name: int(name.rpartition("_")[2]) if name[-1].isdigit() else 1)
+
+
 def forged_groups(kind: str = "held_out") -> dict[str, list[tuple[str, int]]]:
     """Family -> the forged-writing sketches of one set, each rendered at seed 0."""
     folder = WRITING / kind
@@ -176,12 +182,13 @@ def main(argv: list[str] | None = None) -> None:
         "--per-subject", type=int, default=16, help="full-style procedural paintings a subject (default 16)"
     )
     parser.add_argument("--latency", type=int, metavar="N", help="time one picture read alone, N pictures instead")
+    sets = held_out_sets()
     parser.add_argument(
         "--forged",
         nargs="?",
-        const="held_out",
-        choices=["held_out", "held_out_2", "held_out_3", "held_out_4"],
-        help="a held-out set of forged writing instead, by family (default held_out)",
+        const=sets[-1],
+        choices=sets,
+        help=f"a held-out set of forged writing instead, by family (default the newest, {sets[-1]})",
     )
     args = parser.parse_args(argv)
     if args.latency:
