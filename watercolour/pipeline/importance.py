@@ -38,7 +38,7 @@ def from_loss(trainer: Any) -> ImportanceFromLoss | None:
     """The correction taken from the loss's forward, where it equals TRL's; None where TRL must keep its forward."""
     args = trainer.args
     aligned = args.gradient_accumulation_steps % (args.steps_per_generation * trainer.num_iterations) == 0
-    if not aligned or trainer.vllm_importance_sampling_mode != MODE:
+    if not aligned or not trainer.vllm_importance_sampling_correction or trainer.vllm_importance_sampling_mode != MODE:
         return None
     return ImportanceFromLoss(trainer.vllm_importance_sampling_clip_min, trainer.vllm_importance_sampling_clip_max)
 
@@ -55,11 +55,11 @@ class ImportanceFromLoss:
     @contextmanager
     def generating(self, trainer: Any) -> Iterator[None]:
         """TRL's generation and scoring without its forward (and its ratios): the sampling log-probabilities stay."""
-        trainer.vllm_importance_sampling_correction = False
+        correcting, trainer.vllm_importance_sampling_correction = trainer.vllm_importance_sampling_correction, False
         try:
             yield
         finally:
-            trainer.vllm_importance_sampling_correction = True
+            trainer.vllm_importance_sampling_correction = correcting
 
     @contextmanager
     def in_loss(self, inputs: dict[str, Any]) -> Iterator[None]:
