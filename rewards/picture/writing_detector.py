@@ -30,6 +30,7 @@ pool at render seeds 1-2 and the procedural painter's seeds 0-15): see the study
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import io
 import math
@@ -188,11 +189,19 @@ def _regions(layer: str, prob: np.ndarray) -> list[Line]:
     return out
 
 
-def read_marks(png: bytes, lines: list[Line], layers: np.ndarray) -> list[Reading]:
+def read_marks(
+    grey: np.ndarray,
+    lines: list[Line],
+    layers: np.ndarray,
+    pool: concurrent.futures.Executor,
+    ink_rows_read: concurrent.futures.Future[list[list[Reading]]],
+) -> list[Reading]:
     """What the detector marked but did not call writing by its shape, read (`rewards.picture.writing_reader`): each long
     enough mark levelled along its axis, then rows and columns of single letters as words, then the longest row of
-    letter-sized pieces of ink (`ink_rows`); up to the first reading that is writing."""
-    grey = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+    letter-sized pieces of ink (`ink_rows`, read already: `read_ink_rows`); up to the first reading that is writing.
+
+    Each read is given to `pool` in that order and taken in that order, so two read at once on two cores and the
+    readings are those read one after another; a read queued past the first writing is dropped with the pool."""
     scale = grey.shape[1] / MAP_SIDE
     marks = [line for line in lines if line.length >= CANDIDATE_LENGTH and line.score >= CANDIDATE_SCORE]
     # Each mark is read in the picture and in its strongest dark strokes alone, black on white at the picture's size:
@@ -200,41 +209,64 @@ def read_marks(png: bytes, lines: list[Line], layers: np.ndarray) -> list[Readin
     strong = layers[LAYERS.index("strong dark strokes")]
     strong = np.where(strong, 0, 255).astype(np.uint8).repeat(grey.shape[0] // strong.shape[0], axis=0)
     strong = strong.repeat(grey.shape[1] // strong.shape[1], axis=1)
+    reads = [
+        pool.submit(read_mark, grey, strong, line, scale)
+        for line in sorted(marks, key=lambda line: (not line.is_long, -line.score))[:READ_MARKS]
+    ] + [
+        pool.submit(read_letters, grey, [(line.x * scale, line.y * scale) for line in row], side)
+        for row in letter_rows(lines)
+        for side in [LETTER_SIDE * scale * max(line.length for line in row)]
+    ]
     readings: list[Reading] = []
-    for line in sorted(marks, key=lambda line: (not line.is_long, -line.score))[:READ_MARKS]:
-        box = (
-            line.x * scale,
-            line.y * scale,
-            line.angle,
-            (line.length + 2 * line.width) * scale,
-            2.6 * line.width * scale,
-        )
-        round_mark = line.length < LINE_ASPECT * line.width
-        readings += RECOGNISER.read(
-            views(levelled(grey, *box), round_mark)
-            | {
-                f"{name}, in the strongest strokes": view
-                for name, view in views(levelled(strong, *box), round_mark).items()
-            }
-        )
+    for read in reads:
+        readings += read.result()
         if any(reading.is_writing for reading in readings):
             return readings
-    # Letters laid end to end from separate pieces read more easily than one mark does: a row counts from ROW_LETTERS
-    # letters (a yellow flower's two dotted washes read "Bs" laid side by side, a good painting refused).
-    ink_scale = grey.shape[1] / layers.shape[2]
-    rows = [
-        ([(line.x * scale, line.y * scale) for line in row], LETTER_SIDE * scale * max(line.length for line in row))
-        for row in letter_rows(lines)
-    ] + [
-        ([(x * ink_scale, y * ink_scale) for x, y, _ in row], INK_LETTER_SIDE * ink_scale * float(np.median(sizes)))
-        for row in ink_rows(layers)
-        for sizes in [[size for _, _, size in row]]
-    ]
-    for centres, side in rows:
-        readings += [reading for reading in read_row(grey, centres, side) if len(reading.letters) >= ROW_LETTERS]
+    for row_readings in ink_rows_read.result():
+        readings += row_readings
         if any(reading.is_writing for reading in readings):
             break
     return readings
+
+
+def read_mark(grey: np.ndarray, strong: np.ndarray, line: Line, scale: float) -> list[Reading]:
+    """One mark levelled along its axis and read in its views (`views`), in the picture and in the strongest strokes."""
+    box = (
+        line.x * scale,
+        line.y * scale,
+        line.angle,
+        (line.length + 2 * line.width) * scale,
+        2.6 * line.width * scale,
+    )
+    round_mark = line.length < LINE_ASPECT * line.width
+    return RECOGNISER.read(
+        views(levelled(grey, *box), round_mark)
+        | {
+            f"{name}, in the strongest strokes": view
+            for name, view in views(levelled(strong, *box), round_mark).items()
+        }
+    )
+
+
+def read_ink_rows(grey: np.ndarray, layers: np.ndarray) -> list[list[Reading]]:
+    """The longest rows of letter-sized pieces of ink (`ink_rows`), each laid side by side and read (`read_letters`)."""
+    ink_scale = grey.shape[1] / layers.shape[2]
+    return [
+        read_letters(
+            grey,
+            [(x * ink_scale, y * ink_scale) for x, y, _ in row],
+            INK_LETTER_SIDE * ink_scale * float(np.median(sizes)),
+        )
+        for row in ink_rows(layers)
+        for sizes in [[size for _, _, size in row]]
+    ]
+
+
+def read_letters(grey: np.ndarray, centres: list[tuple[float, float]], side: float) -> list[Reading]:
+    """A row's readings (`read_row`) of ROW_LETTERS letters or more. Letters laid end to end from separate pieces read
+    more easily than one mark does: a yellow flower's two dotted washes read "Bs" laid side by side, a good painting
+    refused."""
+    return [reading for reading in read_row(grey, centres, side) if len(reading.letters) >= ROW_LETTERS]
 
 
 def letter_rows(lines: list[Line]) -> list[list[Line]]:
@@ -300,20 +332,29 @@ def writing_by_shape(png: bytes) -> list[str]:
         if digest in FOUND:
             return list(FOUND[digest])
     layers = ink_layers(png)
-    lines = DETECTOR.lines_in(layers)
-    found = [f"{line.describe()}: writing is not painting" for line in lines if line.is_writing]
-    if not found:
-        found = [
-            f'"{reading.text}" read in a mark {reading.view}: writing is not painting'
-            for reading in read_marks(png, lines, layers)
-            if reading.is_writing
-        ]
-    stars = rating_stars(png)
-    if stars:
-        found.append(f"{len(stars)} five-pointed stars of one size: a rating is not painting")
-    checks = check_marks(layers)
-    if checks:
-        found.append(f"{len(checks)} check marks side by side: a verdict is not painting")
+    grey = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+    # The picture's check is alone on a core while Tesseract reads (`rules.painted_text`), then has two: what needs no
+    # line is read beside the detector, and the marks two at a time. Every painting with no line of writing reads its
+    # rows of ink, so they are read before the lines are known; a picture with a line drops them unread or unused.
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="writing-by-shape")
+    try:
+        ink_rows_read = pool.submit(read_ink_rows, grey, layers)
+        stars = pool.submit(rating_stars, png)
+        checks = pool.submit(check_marks, layers)
+        lines = DETECTOR.lines_in(layers)
+        found = [f"{line.describe()}: writing is not painting" for line in lines if line.is_writing]
+        if not found:
+            found = [
+                f'"{reading.text}" read in a mark {reading.view}: writing is not painting'
+                for reading in read_marks(grey, lines, layers, pool, ink_rows_read)
+                if reading.is_writing
+            ]
+        if stars.result():
+            found.append(f"{len(stars.result())} five-pointed stars of one size: a rating is not painting")
+        if checks.result():
+            found.append(f"{len(checks.result())} check marks side by side: a verdict is not painting")
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     with _found_lock:
         FOUND[digest] = found
         while len(FOUND) > FOUND_SIZE:
