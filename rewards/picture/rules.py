@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from renderers.coverage import PAINT_THRESHOLD, paper_colour
+from renderers.coverage import paint_mask, paper_colour
 from rewards.picture.writing_detector import writing_by_shape
 from rewards.picture.writing_reader import WritingDetectorMissing
 
@@ -94,8 +94,7 @@ def dark_ground(png: bytes) -> list[str]:
 
 def paint_masks(png: bytes) -> list[bytes]:
     """The picture as Tesseract reads it, once per reading in READINGS: paint black on white, closed, shrunk, turned."""
-    rgb = _rgb(png).astype(np.int16)
-    paint = np.abs(rgb - paper_colour(rgb.astype(np.uint8))).max(axis=-1) > PAINT_THRESHOLD
+    paint = paint_mask(_rgb(png))
     height, width = paint.shape
     shrunk = {}
     for scale, closing in SCALES:

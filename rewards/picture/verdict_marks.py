@@ -31,12 +31,11 @@ def rating_stars(png: bytes) -> list[tuple[float, float, int]]:
     """Five-pointed stars in the paint (centre and size, in half-size pixels), when two or more are of one size."""
     from scipy import ndimage
 
-    from renderers.coverage import PAINT_THRESHOLD, paper_colour
+    from renderers.coverage import paint_mask
 
     image = Image.open(io.BytesIO(png)).convert("RGB")
     size = (round(image.width * WORKING_SCALE), round(image.height * WORKING_SCALE))
-    rgb = np.asarray(image.resize(size, Image.Resampling.BOX)).astype(np.int16)
-    paint = np.abs(rgb - paper_colour(rgb.astype(np.uint8))).max(axis=-1) > PAINT_THRESHOLD
+    paint = paint_mask(np.asarray(image.resize(size, Image.Resampling.BOX)))
     labels, _ = ndimage.label(ndimage.binary_opening(paint, structure=np.ones((2, 2))))
     stars = []
     for index, box in enumerate(ndimage.find_objects(labels)):
