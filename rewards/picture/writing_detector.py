@@ -324,6 +324,10 @@ FOUND_SIZE = 256
 _found_lock = threading.Lock()
 
 
+def _grey(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+
+
 def writing_by_shape(png: bytes) -> list[str]:
     """The lines of writing, the rating stars and the check marks found in the picture, as verdict details (blocking,
     0.16 CPU-s)."""
@@ -331,22 +335,23 @@ def writing_by_shape(png: bytes) -> list[str]:
     with _found_lock:
         if digest in FOUND:
             return list(FOUND[digest])
-    layers = ink_layers(png)
-    grey = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
-    # The picture's check is alone on a core while Tesseract reads (`rules.painted_text`), then has two: what needs no
-    # line is read beside the detector, and the marks two at a time. Every painting with no line of writing reads its
-    # rows of ink, so they are read before the lines are known; a picture with a line drops them unread or unused.
+    # On two cores Tesseract reads on one (`rules.painted_text`) while this check starts on the other, then has both:
+    # what needs no line (the stars, the rows of ink, the check marks) is found beside the ink layers and the detector,
+    # and the marks are read two at a time. Every painting with no line of writing reads its rows of ink, so they are
+    # read before the lines are known; a picture with a line drops them.
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="writing-by-shape")
     try:
-        ink_rows_read = pool.submit(read_ink_rows, grey, layers)
         stars = pool.submit(rating_stars, png)
+        grey = pool.submit(_grey, png)
+        layers = ink_layers(png)
+        ink_rows_read = pool.submit(read_ink_rows, grey.result(), layers)
         checks = pool.submit(check_marks, layers)
         lines = DETECTOR.lines_in(layers)
         found = [f"{line.describe()}: writing is not painting" for line in lines if line.is_writing]
         if not found:
             found = [
                 f'"{reading.text}" read in a mark {reading.view}: writing is not painting'
-                for reading in read_marks(grey, lines, layers, pool, ink_rows_read)
+                for reading in read_marks(grey.result(), lines, layers, pool, ink_rows_read)
                 if reading.is_writing
             ]
         if stars.result():
