@@ -186,8 +186,8 @@ class TextReader:
 
     After each run the reader starts the next run's Tesseract (the *spare*), which loads its model and then waits for
     its picture list on stdin: a step's last painting, read alone after the last token, no longer waits for a model to
-    load (one picture's check, masks included, 0.160 s against 0.204 s cold: medians on 2 cores, `python -m
-    bench.text_reader --latency 20`). A spare that died is replaced by a cold start; one that outlives its reader ends
+    load (one picture's check, masks included, 0.17 s against 0.25 s cold: medians of four runs on 2 cores, `python -m
+    bench.text_reader --latency 40`). A spare that died is replaced by a cold start; one that outlives its reader ends
     with it (`close`), or when this process ends (its stdin closes).
     """
 
