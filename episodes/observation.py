@@ -19,7 +19,7 @@ from PIL import Image
 from pydantic import BaseModel, Field
 
 from ground.records import GateVerdict, RewardParts, ViolationCode
-from renderers.coverage import PAINT_THRESHOLD, paper_colour
+from renderers.coverage import paint_mask
 from rewards.offline_aesthetic import image_features
 from rewards.pixels import ANALYSIS_SIZE
 
@@ -156,7 +156,7 @@ def picture_facts(png: bytes) -> PictureFacts:
     canvas = Image.open(io.BytesIO(png)).convert("RGB")  # opaque: the renderer put it on its paper
     canvas.thumbnail((ANALYSIS_SIZE, ANALYSIS_SIZE), Image.Resampling.BOX)
     rgb = np.asarray(canvas, dtype=np.uint8)
-    paint = np.abs(rgb.astype(np.float64) - paper_colour(rgb)).max(axis=-1) > PAINT_THRESHOLD
+    paint = paint_mask(rgb)
     centre = extent = None
     if paint.any():
         ys, xs = np.nonzero(paint)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from renderers.coverage import PAINT_THRESHOLD, paper_colour
+from renderers.coverage import paint_mask, paper_colour
 
 
 # Small enough to keep a score under a few milliseconds; large enough that a hard edge stays one pixel wide.
@@ -34,9 +34,10 @@ def analyse(png: bytes) -> Pixels:
     """Decode, shrink with a box filter, and find the paint and its hue and saturation."""
     canvas = Image.open(io.BytesIO(png)).convert("RGB")  # opaque: the renderer put it on its paper (renderers.paper)
     canvas.thumbnail((ANALYSIS_SIZE, ANALYSIS_SIZE), Image.Resampling.BOX)
-    rgb = np.asarray(canvas, dtype=np.float64)
-    paper = paper_colour(rgb.astype(np.uint8))
-    paint = np.abs(rgb - paper).max(axis=-1) > PAINT_THRESHOLD
+    levels = np.asarray(canvas)
+    paper = paper_colour(levels)
+    paint = paint_mask(levels, paper)
+    rgb = levels.astype(np.float64)
     top, bottom = rgb.max(axis=-1), rgb.min(axis=-1)
     saturation = np.where(top > 0, (top - bottom) / np.maximum(top, 1e-9), 0.0)
     return Pixels(rgb, paper, paint, _hue(rgb, top, bottom), saturation)
